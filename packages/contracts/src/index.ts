@@ -1,0 +1,5 @@
+export * from "./queues.ts";
+export * from "./jobs/job-schemas.ts";
+export * from "./jobs/job-catalog.ts";
+export * from "./jobs/job-id.ts";
+export * from "./state-machine/index.ts";

@@ -1,0 +1,66 @@
+import type { z } from "zod";
+import { QUEUE, type QueueName } from "../queues.ts";
+import {
+  analystJobSchema,
+  devJobSchema,
+  intakeJobSchema,
+  notifyJobSchema,
+  postmortemJobSchema,
+  reviewJobSchema,
+} from "./job-schemas.ts";
+
+interface CatalogEntry<S extends z.ZodType> {
+  schema: S;
+  /** Job name shown in Bull Board (verb-noun). */
+  jobName: string;
+  /** Attempts before a job is failed for good; transient errors back off exponentially. */
+  attempts: number;
+}
+
+/** One place for every queue's payload schema and retry policy. */
+export const JOB_CATALOG = {
+  [QUEUE.intake]: { schema: intakeJobSchema, jobName: "route-command", attempts: 5 },
+  [QUEUE.analyst]: { schema: analystJobSchema, jobName: "analyse-turn", attempts: 3 },
+  [QUEUE.dev]: { schema: devJobSchema, jobName: "run-dev", attempts: 2 },
+  [QUEUE.review]: { schema: reviewJobSchema, jobName: "review-diff", attempts: 2 },
+  [QUEUE.postmortem]: { schema: postmortemJobSchema, jobName: "explain-failure", attempts: 2 },
+  [QUEUE.notify]: { schema: notifyJobSchema, jobName: "send-notification", attempts: 8 },
+} as const satisfies { [Q in QueueName]: CatalogEntry<z.ZodType> };
+
+export type JobCatalog = typeof JOB_CATALOG;
+export type JobData<Q extends QueueName> = z.infer<JobCatalog[Q]["schema"]>;
+
+/** A job to put on a queue: typed so a producer cannot build a payload its consumer rejects. */
+export interface JobRequest<Q extends QueueName = QueueName> {
+  queue: Q;
+  data: JobData<Q>;
+  /** Deterministic id: enqueueing the same follow-up twice is a no-op. */
+  jobId: string;
+}
+
+export type AnyJobRequest = { [Q in QueueName]: JobRequest<Q> }[QueueName];
+
+export class JobPayloadError extends Error {
+  override readonly name = "JobPayloadError";
+  constructor(
+    readonly queue: QueueName,
+    readonly issues: string,
+  ) {
+    super(`invalid ${queue} job payload: ${issues}`);
+  }
+}
+
+/** Validates a payload read from a queue; throws JobPayloadError with every issue named. */
+export function parseJobData<Q extends QueueName>(queue: Q, data: unknown): JobData<Q> {
+  const result = JOB_CATALOG[queue].schema.safeParse(data);
+  if (!result.success) {
+    const issues = result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+    throw new JobPayloadError(queue, issues);
+  }
+  return result.data as JobData<Q>;
+}
+
+/** Builds a job request after checking the payload against its consumer's schema. */
+export function jobRequest<Q extends QueueName>(queue: Q, data: JobData<Q>, jobId: string): JobRequest<Q> {
+  return { queue, data: parseJobData(queue, data), jobId };
+}

@@ -1,0 +1,58 @@
+import { z } from "zod";
+
+/** Database id of a task (the `N` people type in `/status N`). */
+const taskId = z.number().int().positive();
+
+/**
+ * Job payloads carry ids, never state: the consumer reloads the task from Postgres.
+ * Every payload has an explicit contract version `v`; bump it (and keep parsing the old one
+ * until queues drain) when a field changes meaning.
+ */
+export const intakeJobSchema = z.discriminatedUnion("kind", [
+  /** Authorize and route one stored Gitea command. */
+  z.object({ v: z.literal(1), kind: z.literal("route-command"), taskId }),
+  /** Start the next queued command of one issue/PR, if none is running. */
+  z.object({ v: z.literal(1), kind: z.literal("dispatch-next"), targetKey: z.string().min(1) }),
+]);
+
+export const analystJobSchema = z.object({
+  v: z.literal(1),
+  taskId,
+  /** `turn`: analyse pending dialogue turns; `force-draft`: /skip; `plan`/`discuss`: Gitea. */
+  kind: z.enum(["turn", "force-draft", "plan", "discuss"]),
+});
+
+export const devJobSchema = z.object({
+  v: z.literal(1),
+  taskId,
+  kind: z.enum(["implement", "revise", "fix", "continue"]),
+  /** Review round this run belongs to, starting at 1. */
+  round: z.number().int().positive(),
+});
+
+export const reviewJobSchema = z.object({
+  v: z.literal(1),
+  taskId,
+  kind: z.enum(["diff", "plan"]),
+  round: z.number().int().positive(),
+});
+
+export const postmortemJobSchema = z.object({
+  v: z.literal(1),
+  taskId,
+  cause: z.enum(["failed", "timeout"]),
+});
+
+export const notifyJobSchema = z.discriminatedUnion("kind", [
+  /** Deliver one stored outgoing message (table `notifications`). */
+  z.object({ v: z.literal(1), kind: z.literal("message"), notificationId: z.number().int().positive() }),
+  /** Bring a Gitea command's status comment in line with the task's current state. */
+  z.object({ v: z.literal(1), kind: z.literal("gitea-status"), taskId }),
+]);
+
+export type IntakeJob = z.infer<typeof intakeJobSchema>;
+export type AnalystJob = z.infer<typeof analystJobSchema>;
+export type DevJob = z.infer<typeof devJobSchema>;
+export type ReviewJob = z.infer<typeof reviewJobSchema>;
+export type PostmortemJob = z.infer<typeof postmortemJobSchema>;
+export type NotifyJob = z.infer<typeof notifyJobSchema>;

@@ -1,0 +1,67 @@
+import { jobRequest, type AnyJobRequest } from "../jobs/job-catalog.ts";
+import { followUpJobId } from "../jobs/job-id.ts";
+import { QUEUE } from "../queues.ts";
+import type { TaskEffect } from "./task-effects.ts";
+import type { GiteaEvent } from "./task-events.ts";
+import type { TaskSnapshot } from "./task-snapshot.ts";
+import type { GiteaStatus } from "./task-status.ts";
+import { refuse, type TransitionResult } from "./transition-result.ts";
+
+const STATUS_COMMENT: TaskEffect = { type: "notify", template: "command.status", params: {} };
+
+function ok(task: TaskSnapshot, status: GiteaStatus, effects: TaskEffect[]): TransitionResult {
+  return { ok: true, task: { ...task, status, version: task.version + 1 }, effects: [STATUS_COMMENT, ...effects] };
+}
+
+/** After a command settles, the next queued command of the same issue/PR may start (G4). */
+function dispatchNext(task: TaskSnapshot): TaskEffect {
+  const targetKey = task.command?.targetKey ?? "";
+  const jobId = followUpJobId(task.id, "dispatch", task.version + 1);
+  return { type: "enqueue", job: jobRequest(QUEUE.intake, { v: 1, kind: "dispatch-next", targetKey }, jobId) };
+}
+
+/** The first agent job of a command: plans go to the analyst, code changes to dev. */
+function firstJob(task: TaskSnapshot): AnyJobRequest {
+  const command = task.command;
+  if (!command) throw new Error(`gitea task ${task.id} has no command`);
+  const jobId = (step: string) => followUpJobId(task.id, step, task.version + 1);
+  switch (command.kind) {
+    case "plan":
+      return jobRequest(QUEUE.analyst, { v: 1, taskId: task.id, kind: "plan" }, jobId("analyst"));
+    case "discuss":
+      return jobRequest(QUEUE.analyst, { v: 1, taskId: task.id, kind: "discuss" }, jobId("analyst"));
+    case "iterate":
+      return command.target === "issue"
+        ? jobRequest(QUEUE.analyst, { v: 1, taskId: task.id, kind: "plan" }, jobId("analyst"))
+        : jobRequest(QUEUE.dev, { v: 1, taskId: task.id, kind: "revise", round: 1 }, jobId("dev"));
+    case "implement":
+      return jobRequest(QUEUE.dev, { v: 1, taskId: task.id, kind: "implement", round: 1 }, jobId("dev"));
+    case "fix":
+      return jobRequest(QUEUE.dev, { v: 1, taskId: task.id, kind: "fix", round: 1 }, jobId("dev"));
+  }
+}
+
+export function giteaTransition(task: TaskSnapshot, event: GiteaEvent): TransitionResult {
+  const status = task.status as GiteaStatus;
+  switch (event.type) {
+    case "command.authorized":
+      if (status !== "received") return refuse(task, event.type, "illegal");
+      return ok(task, "queued", [dispatchNext(task)]);
+    case "command.rejected":
+      if (status !== "received") return refuse(task, event.type, "illegal");
+      return ok(task, "rejected", []);
+    case "command.started":
+      if (status !== "queued") return refuse(task, event.type, "illegal");
+      return ok(task, "running", [{ type: "enqueue", job: firstJob(task) }]);
+    case "command.succeeded":
+      if (status !== "running") return refuse(task, event.type, "illegal");
+      return ok(task, "succeeded", [dispatchNext(task)]);
+    case "command.failed":
+    case "command.interrupted":
+      if (status !== "running") return refuse(task, event.type, "illegal");
+      return ok(task, "failed", [dispatchNext(task)]);
+    case "command.cancelled":
+      if (status !== "queued" && status !== "running") return refuse(task, event.type, "nothing-to-cancel");
+      return ok(task, "cancelled", [dispatchNext(task)]);
+  }
+}

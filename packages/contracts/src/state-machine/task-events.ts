@@ -1,0 +1,44 @@
+/** What one analysis consumed: turns it saw, and whether it was a forced draft (`/skip`). */
+export interface AnalysisOutcome {
+  consumedTurns: number;
+  forced: boolean;
+}
+
+/** Everything that can happen to a task. Each service reports what it observed as one of these. */
+export type TelegramEvent =
+  /** The person sent free text (a dialogue turn, or an edit of a ready draft). */
+  | { type: "turn.received" }
+  /** The analyst asked questions; the draft is not complete yet. */
+  | ({ type: "analyst.asked"; questions: string[] } & AnalysisOutcome)
+  /** The analyst completed the draft (phase propose or ready) and the repositories exist. */
+  | ({ type: "analyst.drafted" } & AnalysisOutcome)
+  /** The analyst decided this is not a coding request. */
+  | { type: "analyst.aborted"; reason: string }
+  /** `/skip`: stop asking, make a draft from what is known. */
+  | { type: "user.skipped" }
+  /** Approval by button or approval word. */
+  | { type: "user.approved" }
+  | { type: "user.cancelled" }
+  | { type: "user.retried" }
+  /** `/continue N`: resume the saved dev session of a timed-out or failed task. */
+  | { type: "user.continued" }
+  | { type: "dev.started" }
+  /** The dev agent finished a round and its work is committed and pushed. */
+  | { type: "dev.finished" }
+  | { type: "review.passed" }
+  | { type: "review.rejected"; findings: number }
+  | { type: "run.failed"; reason: string }
+  | { type: "run.timed_out" };
+
+export type GiteaEvent =
+  | { type: "command.authorized" }
+  | { type: "command.rejected"; reason: string }
+  | { type: "command.started" }
+  | { type: "command.succeeded" }
+  | { type: "command.failed"; reason: string }
+  | { type: "command.cancelled" }
+  /** A restart found the command running: it is failed, never replayed (G6). */
+  | { type: "command.interrupted" };
+
+export type TaskEvent = TelegramEvent | GiteaEvent;
+export type TaskEventType = TaskEvent["type"];

@@ -1,0 +1,26 @@
+import type { TaskSource, TaskStatus } from "./task-status.ts";
+
+export type GiteaCommandKind = "plan" | "discuss" | "iterate" | "implement" | "fix";
+
+/** The part of a task the state machine needs. `packages/db` maps rows to and from it. */
+export interface TaskSnapshot {
+  id: number;
+  source: TaskSource;
+  status: TaskStatus;
+  /** Incremented by every transition; makes follow-up job ids deterministic. */
+  version: number;
+  /** Analyst turns used so far (Telegram). */
+  turnCount: number;
+  /** Dialogue turns received and not yet seen by the analyst. */
+  pendingTurns: number;
+  /** True while an analyst job for this task is queued or running: one analysis at a time. */
+  analysing: boolean;
+  /** `/skip` arrived: the next analysis must produce a draft. */
+  skipRequested: boolean;
+  /** Current dev/review round, 0 before the first dev run. */
+  round: number;
+  maxTurns: number;
+  maxRounds: number;
+  /** Gitea only. */
+  command?: { kind: GiteaCommandKind; target: "issue" | "pr"; targetKey: string };
+}

@@ -1,0 +1,38 @@
+/** Lifecycle of a task that started as a Telegram dialogue. */
+export const TELEGRAM_STATUSES = [
+  "draft",
+  "collecting",
+  "ready",
+  "approved",
+  "running",
+  "success",
+  "failed",
+  "timeout",
+  "cancelled",
+  "aborted",
+] as const;
+
+/**
+ * Lifecycle of a Gitea `/agent` command. `cancelled` is not in the original design card;
+ * `/agent cancel` (G7) needs a final state that is neither a failure nor a rejection.
+ */
+export const GITEA_STATUSES = ["received", "queued", "running", "succeeded", "failed", "rejected", "cancelled"] as const;
+
+export type TelegramStatus = (typeof TELEGRAM_STATUSES)[number];
+export type GiteaStatus = (typeof GITEA_STATUSES)[number];
+export type TaskStatus = TelegramStatus | GiteaStatus;
+export type TaskSource = "telegram" | "gitea";
+
+export const FINAL_STATUSES: ReadonlySet<TaskStatus> = new Set([
+  "success",
+  "failed",
+  "timeout",
+  "cancelled",
+  "aborted",
+  "succeeded",
+  "rejected",
+]);
+
+export function isFinal(status: TaskStatus): boolean {
+  return FINAL_STATUSES.has(status);
+}

@@ -1,0 +1,228 @@
+import { describe, expect, it } from "vitest";
+import {
+  GITEA_STATUSES,
+  TELEGRAM_STATUSES,
+  reduceTask,
+  type GiteaEvent,
+  type TaskEffect,
+  type TaskSnapshot,
+  type TaskStatus,
+  type TelegramEvent,
+} from "../src/index.ts";
+
+function telegramTask(status: TaskStatus, over: Partial<TaskSnapshot> = {}): TaskSnapshot {
+  const analysing = status === "collecting";
+  return {
+    id: 7, source: "telegram", status, version: 3, turnCount: 1, pendingTurns: analysing ? 1 : 0,
+    analysing, skipRequested: false, round: 1, maxTurns: 5, maxRounds: 3, ...over,
+  };
+}
+
+function giteaTask(status: TaskStatus, over: Partial<TaskSnapshot> = {}): TaskSnapshot {
+  return {
+    id: 9, source: "gitea", status, version: 2, turnCount: 0, pendingTurns: 0, analysing: false,
+    skipRequested: false, round: 0, maxTurns: 5, maxRounds: 3,
+    command: { kind: "implement", target: "issue", targetKey: "acme/app#4" }, ...over,
+  };
+}
+
+const done = { consumedTurns: 1, forced: false };
+const TELEGRAM_EVENTS: TelegramEvent[] = [
+  { type: "turn.received" },
+  { type: "analyst.asked", questions: ["Which repo?"], ...done },
+  { type: "analyst.drafted", ...done },
+  { type: "analyst.aborted", reason: "not code" },
+  { type: "user.skipped" },
+  { type: "user.approved" },
+  { type: "user.cancelled" },
+  { type: "user.retried" },
+  { type: "user.continued" },
+  { type: "dev.started" },
+  { type: "dev.finished" },
+  { type: "review.passed" },
+  { type: "review.rejected", findings: 2 },
+  { type: "run.failed", reason: "tests fail" },
+  { type: "run.timed_out" },
+];
+
+const GITEA_EVENTS: GiteaEvent[] = [
+  { type: "command.authorized" },
+  { type: "command.rejected", reason: "read-only user" },
+  { type: "command.started" },
+  { type: "command.succeeded" },
+  { type: "command.failed", reason: "boom" },
+  { type: "command.cancelled" },
+  { type: "command.interrupted" },
+];
+
+const jobsOf = (effects: TaskEffect[]) =>
+  effects.flatMap((e) => (e.type === "enqueue" ? [`${e.job.queue}:${JSON.stringify(e.job.data)}`] : []));
+const notesOf = (effects: TaskEffect[]) => effects.flatMap((e) => (e.type === "notify" ? [e.template] : []));
+
+/** Every legal Telegram transition: from, event → to, jobs, notifications. */
+const TELEGRAM_LEGAL: Array<[TaskStatus, TelegramEvent["type"], TaskStatus, string[], string[]]> = [
+  ["draft", "turn.received", "collecting", ['analyst:{"v":1,"taskId":7,"kind":"turn"}'], []],
+  ["collecting", "turn.received", "collecting", [], []],
+  ["ready", "turn.received", "collecting", ['analyst:{"v":1,"taskId":7,"kind":"turn"}'], []],
+  ["draft", "user.skipped", "collecting", ['analyst:{"v":1,"taskId":7,"kind":"force-draft"}'], []],
+  ["collecting", "user.skipped", "collecting", [], []],
+  ["collecting", "analyst.asked", "collecting", [], ["task.questions"]],
+  ["collecting", "analyst.drafted", "ready", [], ["task.draft-ready"]],
+  ["collecting", "analyst.aborted", "aborted", [], ["task.aborted"]],
+  ["ready", "user.approved", "approved", ['dev:{"v":1,"taskId":7,"kind":"implement","round":1}'], ["task.approved"]],
+  ["draft", "user.cancelled", "cancelled", [], ["task.cancelled"]],
+  ["collecting", "user.cancelled", "cancelled", [], ["task.cancelled"]],
+  ["ready", "user.cancelled", "cancelled", [], ["task.cancelled"]],
+  ["approved", "user.cancelled", "cancelled", [], ["task.cancelled"]],
+  ["running", "user.cancelled", "cancelled", [], ["task.cancelled"]],
+  ["ready", "user.retried", "collecting", ['analyst:{"v":1,"taskId":7,"kind":"turn"}'], ["task.retried"]],
+  ["failed", "user.retried", "approved", ['dev:{"v":1,"taskId":7,"kind":"implement","round":1}'], ["task.retried"]],
+  ["timeout", "user.retried", "approved", ['dev:{"v":1,"taskId":7,"kind":"implement","round":1}'], ["task.retried"]],
+  ["failed", "user.continued", "approved", ['dev:{"v":1,"taskId":7,"kind":"continue","round":1}'], ["task.continued"]],
+  ["timeout", "user.continued", "approved", ['dev:{"v":1,"taskId":7,"kind":"continue","round":1}'], ["task.continued"]],
+  ["approved", "dev.started", "running", [], ["task.running"]],
+  ["running", "dev.started", "running", [], []],
+  ["running", "dev.finished", "running", ['review:{"v":1,"taskId":7,"kind":"diff","round":1}'], ["task.dev-to-review"]],
+  ["running", "review.passed", "success", [], ["task.success"]],
+  ["running", "review.rejected", "running", ['dev:{"v":1,"taskId":7,"kind":"revise","round":2}'], ["task.review-to-dev"]],
+  ["approved", "run.failed", "failed", ['postmortem:{"v":1,"taskId":7,"cause":"failed"}'], ["task.failed"]],
+  ["running", "run.failed", "failed", ['postmortem:{"v":1,"taskId":7,"cause":"failed"}'], ["task.failed"]],
+  ["running", "run.timed_out", "timeout", ['postmortem:{"v":1,"taskId":7,"cause":"timeout"}'], ["task.timeout"]],
+];
+
+const GITEA_LEGAL: Array<[TaskStatus, GiteaEvent["type"], TaskStatus, string[]]> = [
+  ["received", "command.authorized", "queued", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
+  ["received", "command.rejected", "rejected", []],
+  ["queued", "command.started", "running", ['dev:{"v":1,"taskId":9,"kind":"implement","round":1}']],
+  ["running", "command.succeeded", "succeeded", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
+  ["running", "command.failed", "failed", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
+  ["running", "command.interrupted", "failed", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
+  ["queued", "command.cancelled", "cancelled", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
+  ["running", "command.cancelled", "cancelled", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
+];
+
+describe("telegram lifecycle", () => {
+  it.each(TELEGRAM_LEGAL)("%s + %s → %s", (from, eventType, to, jobs, notes) => {
+    const event = TELEGRAM_EVENTS.find((e) => e.type === eventType)!;
+    const result = reduceTask(telegramTask(from), event);
+    if (!result.ok) throw new Error(`refused: ${result.refusal.reason}`);
+    expect(result.task.status).toBe(to);
+    expect(result.task.version).toBe(4);
+    expect(jobsOf(result.effects)).toEqual(jobs);
+    expect(notesOf(result.effects)).toEqual(notes);
+  });
+
+  const legal = new Set(TELEGRAM_LEGAL.map(([from, e]) => `${from}|${e}`));
+  const illegal = TELEGRAM_STATUSES.flatMap((s) =>
+    TELEGRAM_EVENTS.filter((e) => !legal.has(`${s}|${e.type}`)).map((e) => [s, e.type, e] as const),
+  );
+  it.each(illegal)("refuses %s + %s", (from, _type, event) => {
+    const result = reduceTask(telegramTask(from), event);
+    expect(result.ok).toBe(false);
+  });
+
+  it("names the refusals a person is told about", () => {
+    const reason = (status: TaskStatus, event: TelegramEvent, over: Partial<TaskSnapshot> = {}) => {
+      const r = reduceTask(telegramTask(status, over), event);
+      return r.ok ? "accepted" : r.refusal.reason;
+    };
+    expect(reason("success", { type: "user.retried" })).toBe("not-retryable");
+    expect(reason("cancelled", { type: "user.retried" })).toBe("not-retryable");
+    expect(reason("ready", { type: "dev.started" })).toBe("not-approved");
+    expect(reason("approved", { type: "turn.received" })).toBe("already-approved");
+    expect(reason("approved", { type: "user.approved" })).toBe("already-approved");
+    expect(reason("collecting", { type: "user.approved" })).toBe("not-ready");
+    expect(reason("success", { type: "user.cancelled" })).toBe("nothing-to-cancel");
+    expect(reason("collecting", { type: "turn.received" }, { turnCount: 5 })).toBe("turn-limit");
+    expect(reason("running", { type: "user.continued" })).toBe("not-continuable");
+  });
+
+  it("rejects Gitea events on a Telegram task", () => {
+    const result = reduceTask(telegramTask("running"), { type: "command.succeeded" });
+    expect(result.ok || result.refusal.reason).toBe("wrong-source");
+  });
+});
+
+describe("one analysis at a time per chat", () => {
+  it("keeps turns that arrive while the analyst thinks and analyses them next, in one job", () => {
+    let task = telegramTask("draft");
+    const first = reduceTask(task, { type: "turn.received" });
+    if (!first.ok) throw new Error("refused");
+    task = first.task;
+    expect(jobsOf(first.effects)).toHaveLength(1);
+    for (let i = 0; i < 2; i++) {
+      const more = reduceTask(task, { type: "turn.received" });
+      if (!more.ok) throw new Error("refused");
+      expect(more.effects).toEqual([]);
+      task = more.task;
+    }
+    expect(task.pendingTurns).toBe(3);
+    const asked = reduceTask(task, { type: "analyst.asked", questions: ["Q"], consumedTurns: 1, forced: false });
+    if (!asked.ok) throw new Error("refused");
+    expect(jobsOf(asked.effects)).toEqual(['analyst:{"v":1,"taskId":7,"kind":"turn"}']);
+    expect(notesOf(asked.effects)).toEqual([]);
+    expect(asked.task).toMatchObject({ analysing: true, pendingTurns: 2 });
+    const drafted = reduceTask(asked.task, { type: "analyst.drafted", consumedTurns: 2, forced: false });
+    if (!drafted.ok) throw new Error("refused");
+    expect(drafted.task).toMatchObject({ status: "ready", analysing: false, pendingTurns: 0 });
+    expect(notesOf(drafted.effects)).toEqual(["task.draft-ready"]);
+  });
+
+  it("runs a forced draft after the running analysis when /skip arrives mid-analysis", () => {
+    const skipped = reduceTask(telegramTask("collecting"), { type: "user.skipped" });
+    if (!skipped.ok) throw new Error("refused");
+    expect(skipped.effects).toEqual([]);
+    const asked = reduceTask(skipped.task, { type: "analyst.asked", questions: ["Q"], consumedTurns: 1, forced: false });
+    if (!asked.ok) throw new Error("refused");
+    expect(jobsOf(asked.effects)).toEqual(['analyst:{"v":1,"taskId":7,"kind":"force-draft"}']);
+    const drafted = reduceTask(asked.task, { type: "analyst.drafted", consumedTurns: 0, forced: true });
+    if (!drafted.ok) throw new Error("refused");
+    expect(drafted.task).toMatchObject({ status: "ready", skipRequested: false, analysing: false });
+  });
+
+  it("fails the task when review rounds run out", () => {
+    const result = reduceTask(telegramTask("running", { round: 3 }), { type: "review.rejected", findings: 4 });
+    if (!result.ok) throw new Error("refused");
+    expect(result.task.status).toBe("failed");
+    expect(jobsOf(result.effects)).toEqual(['postmortem:{"v":1,"taskId":7,"cause":"failed"}']);
+  });
+
+  it("gives every follow-up a deterministic job id from the new version", () => {
+    const a = reduceTask(telegramTask("ready"), { type: "user.approved" });
+    const b = reduceTask(telegramTask("ready"), { type: "user.approved" });
+    const ids = (r: typeof a) => (r.ok ? r.effects.flatMap((e) => (e.type === "enqueue" ? [e.job.jobId] : [])) : []);
+    expect(ids(a)).toEqual(["7-dev-4"]);
+    expect(ids(b)).toEqual(ids(a));
+  });
+});
+
+describe("gitea lifecycle", () => {
+  it.each(GITEA_LEGAL)("%s + %s → %s", (from, eventType, to, jobs) => {
+    const event = GITEA_EVENTS.find((e) => e.type === eventType)!;
+    const result = reduceTask(giteaTask(from), event);
+    if (!result.ok) throw new Error(`refused: ${result.refusal.reason}`);
+    expect(result.task.status).toBe(to);
+    expect(jobsOf(result.effects)).toEqual(jobs);
+    expect(notesOf(result.effects)).toEqual(["command.status"]);
+  });
+
+  const legal = new Set(GITEA_LEGAL.map(([from, e]) => `${from}|${e}`));
+  const illegal = GITEA_STATUSES.flatMap((s) =>
+    GITEA_EVENTS.filter((e) => !legal.has(`${s}|${e.type}`)).map((e) => [s, e.type, e] as const),
+  );
+  it.each(illegal)("refuses %s + %s", (from, _type, event) => {
+    expect(reduceTask(giteaTask(from), event).ok).toBe(false);
+  });
+
+  it.each([
+    ["plan", "issue", 'analyst:{"v":1,"taskId":9,"kind":"plan"}'],
+    ["discuss", "issue", 'analyst:{"v":1,"taskId":9,"kind":"discuss"}'],
+    ["iterate", "issue", 'analyst:{"v":1,"taskId":9,"kind":"plan"}'],
+    ["iterate", "pr", 'dev:{"v":1,"taskId":9,"kind":"revise","round":1}'],
+    ["fix", "pr", 'dev:{"v":1,"taskId":9,"kind":"fix","round":1}'],
+  ] as const)("starts /agent %s on an %s with the right agent", (kind, target, job) => {
+    const task = giteaTask("queued", { command: { kind, target, targetKey: "acme/app#4" } });
+    const result = reduceTask(task, { type: "command.started" });
+    expect(result.ok && jobsOf(result.effects)).toEqual([job]);
+  });
+});

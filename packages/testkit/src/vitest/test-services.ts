@@ -1,0 +1,55 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+
+export interface TestServices {
+  redisUrl: string;
+  databaseUrl: string;
+  stop: () => Promise<void>;
+}
+
+const run = promisify(execFile);
+
+async function dockerAnswers(): Promise<boolean> {
+  try {
+    await run("docker", ["info", "--format", "{{.ServerVersion}}"], { timeout: 5_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * REDIS_URL / DATABASE_URL win. Without them, a machine with a Docker engine gets throwaway
+ * containers; a machine without one is told exactly what to set.
+ */
+export async function resolveTestServices(env: NodeJS.ProcessEnv): Promise<TestServices> {
+  let redisUrl = env.REDIS_URL;
+  let databaseUrl = env.DATABASE_URL;
+  const stops: Array<() => Promise<unknown>> = [];
+  if ((!redisUrl || !databaseUrl) && !(await dockerAnswers())) {
+    throw new Error(
+      "Tests need Redis and Postgres: set REDIS_URL and DATABASE_URL " +
+        "(e.g. redis://127.0.0.1:6379 and postgresql://postgres@127.0.0.1:5432/test), " +
+        "or run them on a machine with a Docker engine so testcontainers can start them.",
+    );
+  }
+  if (!redisUrl) {
+    const { RedisContainer } = await import("@testcontainers/redis");
+    const redis = await new RedisContainer("redis:7-alpine").start();
+    stops.push(() => redis.stop());
+    redisUrl = redis.getConnectionUrl();
+  }
+  if (!databaseUrl) {
+    const { PostgreSqlContainer } = await import("@testcontainers/postgresql");
+    const pg = await new PostgreSqlContainer("postgres:16-alpine").start();
+    stops.push(() => pg.stop());
+    databaseUrl = pg.getConnectionUri();
+  }
+  return {
+    redisUrl,
+    databaseUrl,
+    stop: async () => {
+      await Promise.all(stops.map((stop) => stop()));
+    },
+  };
+}
