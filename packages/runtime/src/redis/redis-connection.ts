@@ -1,0 +1,42 @@
+import { Redis, type RedisOptions } from "ioredis";
+import type { Logger } from "pino";
+import { scrubSecrets } from "../logging/secret-scrubber.ts";
+
+export type { Redis } from "ioredis";
+
+/**
+ * - `worker`: BullMQ workers block on Redis and must survive reconnects, so a command waits
+ *   for the connection instead of failing after N retries (`maxRetriesPerRequest: null`, which
+ *   BullMQ requires for workers).
+ * - `producer`: code enqueueing from an HTTP request or a bot update must fail fast while Redis
+ *   is down (the caller answers 503 and the sender retries) instead of queueing commands in
+ *   memory that a crash would lose (`enableOfflineQueue: false`).
+ */
+export type RedisRole = "worker" | "producer";
+
+export interface RedisConnectionOptions {
+  logger: Logger;
+  /** Shown in `CLIENT LIST`, e.g. "dev-worker". */
+  connectionName?: string;
+  /** Extra ioredis options; the role's settings win over them. */
+  redisOptions?: RedisOptions;
+}
+
+export const ROLE_OPTIONS: Readonly<Record<RedisRole, RedisOptions>> = {
+  worker: { maxRetriesPerRequest: null },
+  producer: { enableOfflineQueue: false },
+};
+
+export function createRedisConnection(url: string, role: RedisRole, opts: RedisConnectionOptions): Redis {
+  const connection = new Redis(url, {
+    ...opts.redisOptions,
+    ...(opts.connectionName ? { connectionName: opts.connectionName } : {}),
+    ...ROLE_OPTIONS[role],
+  });
+  const log = opts.logger.child({ component: "redis", role });
+  // Without an `error` listener ioredis reports every failed reconnect as an unhandled error.
+  connection.on("error", (err: Error) => {
+    log.warn({ err: { name: err.name, message: scrubSecrets(err.message) } }, "redis connection error");
+  });
+  return connection;
+}

@@ -1,0 +1,81 @@
+import type { Job } from "bullmq";
+import type { Logger } from "pino";
+
+export interface InFlightJob {
+  /** Aborted when the job is handed back. */
+  readonly signal: AbortSignal;
+  /** Rejects once the job is back in `wait`, so the processor can return without finishing it. */
+  readonly handedBack: Promise<never>;
+  /** Set as soon as a hand-back starts (before the job is moved). */
+  readonly isHandedBack: boolean;
+  /** Resolves when a started hand-back has finished moving the job. */
+  readonly handBackDone: Promise<void>;
+}
+
+export class HandBackError extends Error {
+  override readonly name = "HandBackError";
+}
+
+interface Entry extends InFlightJob {
+  handBack(reason: string): Promise<void>;
+}
+
+/**
+ * The jobs this worker is running, so that at the end of the shutdown grace period they can be
+ * handed back to `wait` at once — another worker resumes them immediately, the attempt is not
+ * counted as a failure, and no stalled-job lock has to expire first.
+ */
+export class InFlightJobs {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly logger: Logger) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  start(job: Job, token: string | undefined): InFlightJob {
+    const controller = new AbortController();
+    let rejectHandedBack: (err: Error) => void = () => {};
+    const handedBack = new Promise<never>((_, reject) => {
+      rejectHandedBack = reject;
+    });
+    let handBackDone: Promise<void> | undefined;
+    const log = this.logger;
+    const entry: Entry = {
+      signal: controller.signal,
+      handedBack,
+      get isHandedBack() {
+        return handBackDone !== undefined;
+      },
+      get handBackDone() {
+        return handBackDone ?? Promise.resolve();
+      },
+      handBack(reason) {
+        handBackDone ??= (async () => {
+          controller.abort(new HandBackError(reason));
+          try {
+            await job.moveToWait(token);
+          } catch (err) {
+            // The lock is no longer renewed, so BullMQ's stalled check returns the job later.
+            log.warn({ err, jobId: job.id }, "could not hand job back; it returns when its lock expires");
+          }
+          rejectHandedBack(new HandBackError(reason));
+        })();
+        return handBackDone;
+      },
+    };
+    if (job.id !== undefined) this.entries.set(job.id, entry);
+    return entry;
+  }
+
+  finish(job: Job): void {
+    if (job.id !== undefined) this.entries.delete(job.id);
+  }
+
+  async handBackAll(reason: string): Promise<number> {
+    const entries = [...this.entries.values()];
+    await Promise.all(entries.map((entry) => entry.handBack(reason)));
+    return entries.length;
+  }
+}

@@ -1,0 +1,168 @@
+import { UnrecoverableError, WaitingError, Worker, type Job } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { parseJobData, type JobData, type QueueName } from "@ratatoskr/contracts";
+import { jobLogger } from "../logging/logger.ts";
+import { scrubError } from "../logging/secret-scrubber.ts";
+import type { JobOutcome, ServiceMetrics } from "../metrics/service-metrics.ts";
+import { settlesWithin } from "../util/with-timeout.ts";
+import { InFlightJobs } from "./in-flight-jobs.ts";
+import { classifyFailure } from "./job-errors.ts";
+import { isSkipped } from "./job-result.ts";
+
+export interface JobContext<Q extends QueueName> {
+  readonly job: Job<JobData<Q>>;
+  /** Child logger carrying queue, jobId and taskId. */
+  readonly logger: Logger;
+  /**
+   * Aborts when the job must stop: the shutdown grace period ended (the job is being handed
+   * back to the queue) or the job was cancelled. Pass it to every long wait.
+   */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Handles one job. Throw PermanentError (or an error with `permanent: true`) for failures a retry
+ * cannot fix; anything else is retried with backoff. Return `skipped(reason)` for expected no-ops.
+ */
+export type JobHandler<Q extends QueueName> = (data: JobData<Q>, ctx: JobContext<Q>) => Promise<unknown>;
+
+export interface RunWorkerOptions<Q extends QueueName> {
+  queue: Q;
+  handler: JobHandler<Q>;
+  /** A `worker` connection (`maxRetriesPerRequest: null`). */
+  connection: Redis;
+  prefix: string;
+  concurrency: number;
+  logger: Logger;
+  metrics: ServiceMetrics;
+  /** How long a job stays locked without renewal before another worker may take it (default 30_000). */
+  lockDurationMs?: number;
+  /** How often stalled jobs are looked for (default 30_000). */
+  stalledIntervalMs?: number;
+}
+
+/** drained: every job finished; handed-back: the rest went back to wait; abandoned: Redis did not answer. */
+export type WorkerCloseResult = "drained" | "handed-back" | "abandoned";
+
+export interface WorkerHandle {
+  readonly queue: QueueName;
+  readonly worker: Worker;
+  /**
+   * Stops taking jobs, lets running ones finish for up to `timeoutMs` (BullMQ's close has no
+   * deadline of its own), then hands the rest back to the queue. Idempotent.
+   */
+  close(timeoutMs: number): Promise<WorkerCloseResult>;
+}
+
+/** After handing jobs back, how long closing may still take before we give up on Redis. */
+const HAND_BACK_GRACE_MS = 5_000;
+
+/** A job that stalls (its worker died) more often than this is failed rather than looping forever. */
+const MAX_STALLED_COUNT = 2;
+
+function taskIdOf(data: unknown): number | undefined {
+  const taskId = (data as { taskId?: unknown } | null)?.taskId;
+  return typeof taskId === "number" ? taskId : undefined;
+}
+
+export function runWorker<Q extends QueueName>(opts: RunWorkerOptions<Q>): WorkerHandle {
+  const { queue, handler, metrics } = opts;
+  const log = opts.logger.child({ component: "worker", queue });
+  const inFlight = new InFlightJobs(log);
+  /** Failures this wrapper already logged, so the `failed` listener reports only the others. */
+  const reported = new WeakSet<Error>();
+
+  const count = (outcome: JobOutcome) => metrics.jobsProcessed.inc({ queue, outcome });
+
+  function failAttempt(err: unknown, job: Job, jobLog: Logger): Error {
+    const reason = classifyFailure(err);
+    metrics.jobFailures.inc({ queue, reason });
+    const safe = scrubError(err);
+    if (reason !== "transient") {
+      count("failed");
+      jobLog.error({ err: safe, reason }, "job failed permanently");
+      const unrecoverable = new UnrecoverableError(safe.message);
+      reported.add(unrecoverable);
+      return unrecoverable;
+    }
+    const attempt = job.attemptsMade + 1;
+    const attempts = job.opts.attempts ?? 1;
+    const willRetry = attempt < attempts;
+    count(willRetry ? "retrying" : "failed");
+    jobLog[willRetry ? "warn" : "error"](
+      { err: safe, reason, attempt, attempts },
+      willRetry ? "job attempt failed, will retry" : "job failed after its last attempt",
+    );
+    reported.add(safe);
+    return safe;
+  }
+
+  const processor = async (job: Job, token?: string, cancelSignal?: AbortSignal): Promise<unknown> => {
+    const jobLog = jobLogger(opts.logger, { queue, jobId: job.id, taskId: taskIdOf(job.data) });
+    const running = inFlight.start(job, token);
+    const signal = cancelSignal ? AbortSignal.any([running.signal, cancelSignal]) : running.signal;
+    const endTimer = metrics.jobDuration.startTimer({ queue });
+    try {
+      const data = parseJobData(queue, job.data);
+      jobLog.debug({ attempt: job.attemptsMade + 1 }, "job started");
+      const handling = handler(data, { job: job as Job<JobData<Q>>, logger: jobLog, signal });
+      const result = await Promise.race([handling, running.handedBack]);
+      const outcome = isSkipped(result) ? "skipped" : "completed";
+      count(outcome);
+      jobLog.info(
+        outcome === "skipped" ? { reason: (result as { reason: string }).reason } : {},
+        `job ${outcome}`,
+      );
+      return result;
+    } catch (err) {
+      if (running.isHandedBack) {
+        await running.handBackDone;
+        count("handed-back");
+        jobLog.warn("job handed back to the queue at shutdown");
+        // BullMQ leaves a job alone after WaitingError: it is already back in `wait`.
+        throw new WaitingError();
+      }
+      throw failAttempt(err, job, jobLog);
+    } finally {
+      inFlight.finish(job);
+      endTimer();
+    }
+  };
+
+  const worker = new Worker(queue, processor, {
+    connection: opts.connection,
+    prefix: opts.prefix,
+    concurrency: opts.concurrency,
+    maxStalledCount: MAX_STALLED_COUNT,
+    ...(opts.lockDurationMs !== undefined ? { lockDuration: opts.lockDurationMs } : {}),
+    ...(opts.stalledIntervalMs !== undefined ? { stalledInterval: opts.stalledIntervalMs } : {}),
+  });
+  // Without these, BullMQ reports lost connections and lock renewals unstructured on stderr.
+  worker.on("error", (err) => log.error({ err: scrubError(err) }, "worker error"));
+  worker.on("failed", (job, err) => {
+    if (!reported.has(err))
+      log.error({ err: scrubError(err), jobId: job?.id }, "job failed outside its handler");
+  });
+  worker.on("stalled", (jobId) => log.warn({ jobId }, "job stalled (its worker stopped); returned to wait"));
+
+  let closing: Promise<WorkerCloseResult> | undefined;
+  async function close(timeoutMs: number): Promise<WorkerCloseResult> {
+    const closed = worker.close();
+    if (await settlesWithin(closed, timeoutMs)) return "drained";
+    const handedBack = await inFlight.handBackAll(`shutdown grace period of ${timeoutMs} ms ended`);
+    log.warn({ jobs: handedBack, timeoutMs }, "jobs still running at shutdown were handed back to the queue");
+    if (await settlesWithin(closed, HAND_BACK_GRACE_MS)) return "handed-back";
+    log.error("worker did not close; its jobs return to the queue when their locks expire");
+    return "abandoned";
+  }
+
+  return {
+    queue,
+    worker,
+    close(timeoutMs) {
+      closing ??= close(timeoutMs);
+      return closing;
+    },
+  };
+}
