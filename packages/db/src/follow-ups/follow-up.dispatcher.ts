@@ -1,0 +1,107 @@
+import type { AnyJobRequest } from "@ratatoskr/contracts";
+import type { FollowUp, PrismaClient } from "../../generated/client.ts";
+import { toJobRequest } from "./follow-up-job.ts";
+
+/** Subset of pino's Logger the dispatcher uses. */
+export interface DispatchLogger {
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
+export interface FollowUpDispatcherOptions {
+  prisma: PrismaClient;
+  /** Puts one job on its queue; must add with `jobId` so a repeated enqueue is a no-op. */
+  enqueue: (request: AnyJobRequest) => Promise<void>;
+  logger?: DispatchLogger;
+}
+
+export interface DispatchResult {
+  dispatched: number;
+  failed: number;
+}
+
+export interface ReconcileOptions {
+  /** Only rows at least this old: younger ones are probably being dispatched right now. */
+  olderThanMs?: number;
+  /** Rows per pass. */
+  limit?: number;
+}
+
+export interface FollowUpDispatcher {
+  /** Enqueue committed follow-ups, then mark them dispatched. Never throws for a failed enqueue: the reconciler retries it. */
+  dispatch(followUps: readonly FollowUp[]): Promise<DispatchResult>;
+  /** Re-enqueue follow-ups whose dispatch was lost (a crash between commit and enqueue). */
+  reconcile(options?: ReconcileOptions): Promise<DispatchResult>;
+  /** Runs reconcile now and then every `intervalMs`; the returned function stops it and waits for a pass in flight. */
+  startReconciler(options: ReconcileOptions & { intervalMs: number }): () => Promise<void>;
+}
+
+const DEFAULT_OLDER_THAN_MS = 30_000;
+const DEFAULT_LIMIT = 100;
+
+const silent: DispatchLogger = { warn: () => undefined, error: () => undefined };
+
+export function createFollowUpDispatcher({
+  prisma,
+  enqueue,
+  logger = silent,
+}: FollowUpDispatcherOptions): FollowUpDispatcher {
+  async function dispatch(followUps: readonly FollowUp[]): Promise<DispatchResult> {
+    const done: number[] = [];
+    for (const followUp of followUps) {
+      try {
+        await enqueue(toJobRequest(followUp));
+        done.push(followUp.id);
+      } catch (error) {
+        logger.warn(
+          { err: error, jobId: followUp.jobId, queue: followUp.queue },
+          "follow-up not enqueued; the reconciler will retry",
+        );
+      }
+    }
+    if (done.length > 0) {
+      await prisma.followUp.updateMany({
+        where: { id: { in: done }, dispatchedAt: null },
+        data: { dispatchedAt: new Date() },
+      });
+    }
+    return { dispatched: done.length, failed: followUps.length - done.length };
+  }
+
+  async function reconcile({
+    olderThanMs = DEFAULT_OLDER_THAN_MS,
+    limit = DEFAULT_LIMIT,
+  }: ReconcileOptions = {}) {
+    const lost = await prisma.followUp.findMany({
+      where: { dispatchedAt: null, createdAt: { lte: new Date(Date.now() - olderThanMs) } },
+      orderBy: { id: "asc" },
+      take: limit,
+    });
+    return dispatch(lost);
+  }
+
+  function startReconciler({
+    intervalMs,
+    ...options
+  }: ReconcileOptions & { intervalMs: number }): () => Promise<void> {
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    let pass: Promise<void> = Promise.resolve();
+    const tick = () => {
+      pass = reconcile(options)
+        .then(() => undefined)
+        .catch((error: unknown) => logger.error({ err: error }, "follow-up reconcile pass failed"))
+        .finally(() => {
+          if (!stopped) timer = setTimeout(tick, intervalMs);
+        });
+    };
+    timer = setTimeout(tick, 0);
+    return async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await pass;
+    };
+  }
+
+  return { dispatch, reconcile, startReconciler };
+}

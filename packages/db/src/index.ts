@@ -1,0 +1,21 @@
+export * from "./database.ts";
+export { applyMigrations, type ApplyMigrationsOptions } from "./migrations/apply-migrations.ts";
+export {
+  MigrationChecksumError,
+  MigrationFailedError,
+  UnfinishedMigrationError,
+} from "./migrations/migration-errors.ts";
+export { MIGRATIONS_DIR, PRISMA_SCHEMA_PATH } from "./paths.ts";
+export * from "./repositories/task.repository.ts";
+export * from "./repositories/task-snapshot.mapper.ts";
+export * from "./repositories/dialogue-turn.repository.ts";
+export * from "./repositories/agent-trace.repository.ts";
+export * from "./repositories/task-event.repository.ts";
+export * from "./repositories/webhook-delivery.repository.ts";
+export * from "./repositories/notification.repository.ts";
+export * from "./repositories/gitea-sweep-cursor.repository.ts";
+export * from "./repositories/repositories.ts";
+export * from "./transitions/apply-transition.ts";
+export { notifyJobId } from "./transitions/effect-rows.ts";
+export * from "./follow-ups/follow-up.dispatcher.ts";
+export { toJobRequest } from "./follow-ups/follow-up-job.ts";

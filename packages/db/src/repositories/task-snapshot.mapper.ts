@@ -1,0 +1,36 @@
+import type { GiteaCommandKind, TaskSnapshot, TaskSource, TaskStatus } from "@ratatoskr/contracts";
+import type { Task } from "../../generated/client.ts";
+
+/** Snapshot columns as written back after a transition (id and source never change). */
+export type SnapshotColumns = Omit<TaskSnapshot, "id" | "source" | "command">;
+
+/** The part of a task row the state machine reads. */
+export function toSnapshot(row: Task): TaskSnapshot {
+  const snapshot: TaskSnapshot = {
+    id: row.id,
+    source: row.source as TaskSource,
+    status: row.status as TaskStatus,
+    version: row.version,
+    turnCount: row.turnCount,
+    pendingTurns: row.pendingTurns,
+    analysing: row.analysing,
+    skipRequested: row.skipRequested,
+    round: row.round,
+    maxTurns: row.maxTurns,
+    maxRounds: row.maxRounds,
+  };
+  if (row.source === "gitea" && row.commandKind && row.targetType && row.targetKey) {
+    snapshot.command = {
+      kind: row.commandKind as GiteaCommandKind,
+      target: row.targetType as "issue" | "pr",
+      targetKey: row.targetKey,
+    };
+  }
+  return snapshot;
+}
+
+export function snapshotColumns(snapshot: TaskSnapshot): SnapshotColumns {
+  const { status, version, turnCount, pendingTurns, analysing, skipRequested, round, maxTurns, maxRounds } =
+    snapshot;
+  return { status, version, turnCount, pendingTurns, analysing, skipRequested, round, maxTurns, maxRounds };
+}

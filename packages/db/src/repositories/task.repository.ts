@@ -1,0 +1,135 @@
+import { GITEA_STATUSES, isFinal, type GiteaCommandKind, type TaskStatus } from "@ratatoskr/contracts";
+import type { Task } from "../../generated/client.ts";
+import type { DbClient } from "../database.ts";
+
+export interface NewTelegramTask {
+  chatId: number | bigint;
+  userId?: number | bigint | null;
+  locale?: string | null;
+  maxTurns: number;
+  maxRounds: number;
+}
+
+export interface NewGiteaTask {
+  repoOwner: string;
+  repoName: string;
+  targetType: "issue" | "pr";
+  targetNumber: number;
+  commandKind: GiteaCommandKind;
+  commandMessage?: string | null;
+  requesterLogin: string;
+  /** The `/agent` comment; unique, so one comment makes one task. */
+  commentId: number | bigint;
+  maxRounds: number;
+  /** Gitea commands have no dialogue; only plan iterations count turns. */
+  maxTurns?: number;
+}
+
+export interface DraftFields {
+  title?: string | null;
+  goal?: string | null;
+  repos?: string[];
+  why?: string | null;
+  acceptanceCriteria?: string[];
+}
+
+export interface RunFields {
+  branch?: string | null;
+  prUrl?: string | null;
+  agentSessionId?: string | null;
+  agentServerUrl?: string | null;
+}
+
+/** Gitea statuses that still hold a place in a target's queue (G4, G7). */
+const QUEUED_OR_RUNNING: TaskStatus[] = GITEA_STATUSES.filter((status) => !isFinal(status));
+
+/** `<owner>/<repo>#<number>`: the key commands of one issue/PR are ordered by. */
+export function giteaTargetKey(repoOwner: string, repoName: string, targetNumber: number): string {
+  return `${repoOwner}/${repoName}#${targetNumber}`;
+}
+
+/** Task rows: creation, lookups, and fields outside the state machine. Status changes go through applyTransition. */
+export class TaskRepository {
+  constructor(private readonly db: DbClient) {}
+
+  /** A new dialogue (status `draft`) that becomes the chat's active task. */
+  createTelegramTask(input: NewTelegramTask): Promise<Task> {
+    return this.db.task.create({
+      data: {
+        source: "telegram",
+        status: "draft",
+        chatId: input.chatId,
+        userId: input.userId ?? null,
+        locale: input.locale ?? null,
+        maxTurns: input.maxTurns,
+        maxRounds: input.maxRounds,
+        // Nested write: task and chat pointer change in one statement batch, atomically.
+        activeInChat: {
+          connectOrCreate: { where: { chatId: input.chatId }, create: { chatId: input.chatId } },
+        },
+      },
+    });
+  }
+
+  /** A stored `/agent` command (status `received`), waiting to be authorized. */
+  createGiteaTask(input: NewGiteaTask): Promise<Task> {
+    return this.db.task.create({
+      data: {
+        source: "gitea",
+        status: "received",
+        repoOwner: input.repoOwner,
+        repoName: input.repoName,
+        targetType: input.targetType,
+        targetNumber: input.targetNumber,
+        targetKey: giteaTargetKey(input.repoOwner, input.repoName, input.targetNumber),
+        commandKind: input.commandKind,
+        commandMessage: input.commandMessage ?? null,
+        requesterLogin: input.requesterLogin,
+        commentId: input.commentId,
+        maxTurns: input.maxTurns ?? 0,
+        maxRounds: input.maxRounds,
+      },
+    });
+  }
+
+  findById(id: number): Promise<Task | null> {
+    return this.db.task.findUnique({ where: { id } });
+  }
+
+  findByCommentId(commentId: number | bigint): Promise<Task | null> {
+    return this.db.task.findUnique({ where: { commentId } });
+  }
+
+  /** The task free text in this chat belongs to: the latest started one, unless it finished. */
+  async findActiveByChat(chatId: number | bigint): Promise<Task | null> {
+    const chat = await this.db.telegramChat.findUnique({ where: { chatId }, include: { activeTask: true } });
+    const task = chat?.activeTask;
+    return task && !isFinal(task.status as TaskStatus) ? task : null;
+  }
+
+  /** Commands of one issue/PR that are not final, in receive order: the running one, then the queue. */
+  listTargetQueue(targetKey: string): Promise<Task[]> {
+    return this.db.task.findMany({
+      where: { targetKey, status: { in: QUEUED_OR_RUNNING } },
+      orderBy: { id: "asc" },
+    });
+  }
+
+  /** E.g. every Gitea command still `running` at start-up (G6). */
+  listByStatus(source: "telegram" | "gitea", statuses: TaskStatus[]): Promise<Task[]> {
+    return this.db.task.findMany({ where: { source, status: { in: statuses } }, orderBy: { id: "asc" } });
+  }
+
+  updateDraft(id: number, draft: DraftFields): Promise<Task> {
+    return this.db.task.update({ where: { id }, data: draft });
+  }
+
+  /** Branch, PR and the agent session a person can `/continue` or `/attach` to. */
+  updateRun(id: number, run: RunFields): Promise<Task> {
+    return this.db.task.update({ where: { id }, data: run });
+  }
+
+  setStatusComment(id: number, statusCommentId: number | bigint): Promise<Task> {
+    return this.db.task.update({ where: { id }, data: { statusCommentId } });
+  }
+}

@@ -1,0 +1,120 @@
+import { createFollowUpDispatcher, createRepositories, type Repositories } from "@ratatoskr/db";
+import {
+  createTestDatabase,
+  createTestRedis,
+  type TestDatabase,
+  type TestRedis,
+} from "@ratatoskr/testkit/vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { createTestQueues, type TestQueues } from "./support/bullmq-queues.ts";
+
+let t: TestDatabase;
+let redis: TestRedis;
+let repos: Repositories;
+let queues: TestQueues;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  redis = createTestRedis();
+  repos = createRepositories(t.db.prisma);
+});
+
+afterAll(async () => {
+  await t.drop();
+  await redis.cleanup();
+});
+
+beforeEach(async () => {
+  // Earlier cases leave outbox rows behind; each case starts with an empty outbox and queues.
+  await t.db.prisma.followUp.deleteMany();
+  await redis.cleanup();
+  queues = createTestQueues(redis.url, redis.prefix);
+});
+
+afterEach(async () => {
+  await queues.close();
+});
+
+/** A committed transition whose follow-ups were never dispatched: the process "crashed" right after commit. */
+async function committedButNotDispatched() {
+  const task = await repos.tasks.createTelegramTask({ chatId: 42, maxTurns: 5, maxRounds: 3 });
+  const { followUps } = await repos.applyTransition(task.id, { type: "turn.received" });
+  return { taskId: task.id, jobId: followUps[0]?.jobId ?? "" };
+}
+
+describe("follow-up dispatch", () => {
+  it("enqueues committed follow-ups and marks them dispatched", async () => {
+    const dispatcher = createFollowUpDispatcher({ prisma: t.db.prisma, enqueue: queues.enqueue });
+    const task = await repos.tasks.createTelegramTask({ chatId: 43, maxTurns: 5, maxRounds: 3 });
+    const { followUps } = await repos.applyTransition(task.id, { type: "turn.received" });
+
+    expect(await dispatcher.dispatch(followUps)).toEqual({ dispatched: 1, failed: 0 });
+    const job = await queues.queues.analyst.getJob(`${task.id}-analyst-1`);
+    expect(job?.data).toEqual({ v: 1, taskId: task.id, kind: "turn" });
+    expect(job?.name).toBe("analyse-turn");
+    const row = await t.db.prisma.followUp.findUniqueOrThrow({ where: { jobId: `${task.id}-analyst-1` } });
+    expect(row.dispatchedAt).toBeInstanceOf(Date);
+  });
+
+  it("leaves a follow-up whose enqueue failed to the reconciler", async () => {
+    const warn = vi.fn();
+    const broken = createFollowUpDispatcher({
+      prisma: t.db.prisma,
+      enqueue: () => Promise.reject(new Error("redis down")),
+      logger: { warn, error: vi.fn() },
+    });
+    const task = await repos.tasks.createTelegramTask({ chatId: 44, maxTurns: 5, maxRounds: 3 });
+    const { followUps } = await repos.applyTransition(task.id, { type: "turn.received" });
+
+    expect(await broken.dispatch(followUps)).toEqual({ dispatched: 0, failed: 1 });
+    expect(warn).toHaveBeenCalledWith(
+      expect.objectContaining({ jobId: `${task.id}-analyst-1` }),
+      expect.any(String),
+    );
+    expect(
+      (await t.db.prisma.followUp.findFirstOrThrow({ where: { taskId: task.id } })).dispatchedAt,
+    ).toBeNull();
+
+    const healthy = createFollowUpDispatcher({ prisma: t.db.prisma, enqueue: queues.enqueue });
+    expect(await healthy.reconcile({ olderThanMs: 0 })).toEqual({ dispatched: 1, failed: 0 });
+    expect(await queues.waitingIds("analyst")).toEqual([`${task.id}-analyst-1`]);
+  });
+});
+
+describe("follow-up reconciler", () => {
+  it("re-enqueues a follow-up lost between commit and enqueue exactly once, even when two passes race", async () => {
+    const { taskId, jobId } = await committedButNotDispatched();
+    const dispatcher = createFollowUpDispatcher({ prisma: t.db.prisma, enqueue: queues.enqueue });
+
+    await Promise.all([dispatcher.reconcile({ olderThanMs: 0 }), dispatcher.reconcile({ olderThanMs: 0 })]);
+
+    expect(jobId).toBe(`${taskId}-analyst-1`);
+    expect(await queues.waitingIds("analyst")).toEqual([jobId]);
+    expect((await queues.queues.analyst.getJob(jobId))?.data).toEqual({ v: 1, taskId, kind: "turn" });
+    expect((await t.db.prisma.followUp.findUniqueOrThrow({ where: { jobId } })).dispatchedAt).toBeInstanceOf(
+      Date,
+    );
+    expect(await dispatcher.reconcile({ olderThanMs: 0 })).toEqual({ dispatched: 0, failed: 0 });
+  });
+
+  it("leaves follow-ups younger than olderThanMs alone (their dispatch may still be in flight)", async () => {
+    await committedButNotDispatched();
+    const dispatcher = createFollowUpDispatcher({ prisma: t.db.prisma, enqueue: queues.enqueue });
+
+    expect(await dispatcher.reconcile({ olderThanMs: 60_000 })).toEqual({ dispatched: 0, failed: 0 });
+    expect(await queues.waitingIds("analyst")).toEqual([]);
+  });
+
+  it("runs on an interval until stopped", async () => {
+    const dispatcher = createFollowUpDispatcher({ prisma: t.db.prisma, enqueue: queues.enqueue });
+    const stop = dispatcher.startReconciler({ intervalMs: 20, olderThanMs: 0 });
+    try {
+      const { jobId } = await committedButNotDispatched();
+      await vi.waitFor(async () => expect(await queues.waitingIds("analyst")).toEqual([jobId]), {
+        timeout: 5_000,
+      });
+    } finally {
+      await stop();
+    }
+  });
+});

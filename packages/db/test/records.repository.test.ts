@@ -1,0 +1,247 @@
+import {
+  createRepositories,
+  DialogueTurnRepository,
+  TaskRepository,
+  WebhookDeliveryRepository,
+  type Repositories,
+} from "@ratatoskr/db";
+import { createTestDatabase, type TestDatabase } from "@ratatoskr/testkit/vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+let t: TestDatabase;
+let repos: Repositories;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  repos = createRepositories(t.db.prisma);
+});
+
+afterAll(async () => {
+  await t.drop();
+});
+
+const newTask = (chatId = 1) => repos.tasks.createTelegramTask({ chatId, maxTurns: 5, maxRounds: 3 });
+
+describe("WebhookDeliveryRepository", () => {
+  it("accepts a comment once, whether it comes back under the same or a new delivery id", async () => {
+    const delivery = { deliveryId: "d-1", commentId: 501, event: "issue_comment", outcome: "accepted" };
+
+    expect(await repos.deliveries.record(delivery)).toEqual({ status: "accepted" });
+    expect(await repos.deliveries.record(delivery)).toEqual({ status: "duplicate", by: "delivery-id" });
+    expect(await repos.deliveries.record({ ...delivery, deliveryId: "d-2" })).toEqual({
+      status: "duplicate",
+      by: "comment-id",
+    });
+    expect(
+      await repos.deliveries.record({ ...delivery, deliveryId: "d-3", commentId: null, event: "push" }),
+    ).toEqual({ status: "accepted" });
+    expect(
+      await repos.deliveries.record({ ...delivery, deliveryId: "d-4", commentId: null, event: "push" }),
+    ).toEqual({ status: "accepted" });
+  });
+
+  it("records a delivery and creates its command in one transaction, a duplicate not aborting it", async () => {
+    const accept = (deliveryId: string) =>
+      t.db.prisma.$transaction(async (tx) => {
+        const verdict = await new WebhookDeliveryRepository(tx).record({
+          deliveryId,
+          commentId: 777,
+          event: "issue_comment",
+          outcome: "accepted",
+        });
+        if (verdict.status === "duplicate") return verdict.status;
+        const task = await new TaskRepository(tx).createGiteaTask({
+          repoOwner: "acme",
+          repoName: "shop",
+          targetType: "issue",
+          targetNumber: 1,
+          commandKind: "plan",
+          requesterLogin: "bob",
+          commentId: 777,
+          maxRounds: 2,
+        });
+        await new WebhookDeliveryRepository(tx).update(deliveryId, { taskId: task.id });
+        return verdict.status;
+      });
+
+    expect(await accept("redeliver-a")).toBe("accepted");
+    expect(await accept("redeliver-b")).toBe("duplicate");
+    expect(await t.db.prisma.task.count({ where: { commentId: 777 } })).toBe(1);
+    const task = await repos.tasks.findByCommentId(777);
+    expect(
+      (await t.db.prisma.webhookDelivery.findUniqueOrThrow({ where: { deliveryId: "redeliver-a" } })).taskId,
+    ).toBe(task?.id);
+  });
+});
+
+describe("NotificationRepository", () => {
+  const message = (taskId: number) =>
+    repos.notifications.create({
+      taskId,
+      channel: "telegram",
+      chatId: 1,
+      template: "task.running",
+      params: { taskId },
+    });
+
+  it("lets exactly one of several racing notifiers claim a message", async () => {
+    const task = await newTask();
+    const notification = await message(task.id);
+
+    const claims = await Promise.all([1, 2, 3].map(() => repos.notifications.claim(notification.id)));
+    expect(claims.filter((claim) => claim !== null)).toHaveLength(1);
+    expect(claims.find((claim) => claim !== null)).toMatchObject({ status: "sending", attempts: 1 });
+  });
+
+  it("never hands out a sent message again", async () => {
+    const notification = await message((await newTask()).id);
+    await repos.notifications.claim(notification.id);
+
+    expect(await repos.notifications.markSent(notification.id, [101, 102])).toBe(true);
+    expect(await repos.notifications.claim(notification.id)).toBeNull();
+    expect(await repos.notifications.findById(notification.id)).toMatchObject({
+      status: "sent",
+      sentMessageIds: [101n, 102n],
+    });
+    expect(await repos.notifications.markSent(notification.id, [103])).toBe(false);
+  });
+
+  it("makes a released message claimable again and counts attempts", async () => {
+    const notification = await message((await newTask()).id);
+    await repos.notifications.claim(notification.id);
+
+    expect(await repos.notifications.release(notification.id, "429 retry_after 3")).toBe(true);
+    expect(await repos.notifications.claim(notification.id)).toMatchObject({
+      status: "sending",
+      attempts: 2,
+      error: "429 retry_after 3",
+    });
+  });
+
+  it("fails a message left mid-send instead of risking a duplicate", async () => {
+    const notification = await message((await newTask()).id);
+    await repos.notifications.claim(notification.id);
+
+    expect(await repos.notifications.failStaleSending(60_000)).toBe(0);
+    expect(await repos.notifications.failStaleSending(-1)).toBeGreaterThanOrEqual(1);
+    expect(await repos.notifications.findById(notification.id)).toMatchObject({ status: "failed" });
+    expect(await repos.notifications.claim(notification.id)).toBeNull();
+  });
+
+  it("drops a pending message for good", async () => {
+    const notification = await message((await newTask()).id);
+
+    expect(await repos.notifications.markDropped(notification.id, "bot blocked by user")).toBe(true);
+    expect(await repos.notifications.claim(notification.id)).toBeNull();
+  });
+});
+
+describe("DialogueTurnRepository", () => {
+  it("marks the turns an analysis consumed in the same transaction as its result", async () => {
+    const task = await newTask(2);
+    const first = await repos.turns.add({
+      taskId: task.id,
+      role: "user",
+      text: "add dark mode",
+      telegramMessageId: 10,
+    });
+    await repos.applyTransition(task.id, { type: "turn.received" });
+    await repos.turns.add({ taskId: task.id, role: "user", text: "to the web app", telegramMessageId: 11 });
+    await repos.applyTransition(task.id, { type: "turn.received" });
+    expect((await repos.turns.listPending(task.id)).map((turn) => turn.text)).toEqual([
+      "add dark mode",
+      "to the web app",
+    ]);
+
+    const consumed = [first.id];
+    const { task: after } = await repos.applyTransition(
+      task.id,
+      { type: "analyst.asked", questions: ["which repo?"], consumedTurns: consumed.length, forced: false },
+      { alongside: async (tx) => void (await new DialogueTurnRepository(tx).markAnalysed(consumed)) },
+    );
+
+    expect(after).toMatchObject({ pendingTurns: 1, analysing: true });
+    expect((await repos.turns.listPending(task.id)).map((turn) => turn.text)).toEqual(["to the web app"]);
+    expect((await repos.turns.list(task.id)).map((turn) => turn.telegramMessageId)).toEqual([10n, 11n]);
+  });
+});
+
+describe("AgentTraceRepository", () => {
+  it("stores a trace record with its tokens, cost and session", async () => {
+    const task = await newTask(3);
+    const startedAt = new Date("2026-11-29T10:00:00Z");
+    await repos.traces.record(
+      task.id,
+      {
+        agent: "dev",
+        prompt: "implement",
+        output: "done",
+        outcome: "completed",
+        sessionId: "ses_9",
+        serverUrl: "http://127.0.0.1:4096",
+        model: "anthropic/claude",
+        tokens: { input: 1200, output: 300, reasoning: 50, cacheRead: 900, cacheWrite: 10 },
+        cost: 0.0123,
+        startedAt,
+        endedAt: new Date("2026-11-29T10:05:00Z"),
+      },
+      1,
+    );
+    await repos.traces.record(
+      task.id,
+      {
+        agent: "reviewer",
+        prompt: "review",
+        outcome: "failed",
+        error: "unparseable verdict",
+        startedAt: new Date("2026-11-29T10:06:00Z"),
+      },
+      1,
+    );
+
+    const traces = await repos.traces.list(task.id);
+    expect(traces.map((trace) => trace.agent)).toEqual(["dev", "reviewer"]);
+    expect(traces[0]).toMatchObject({
+      round: 1,
+      sessionId: "ses_9",
+      tokensInput: 1200,
+      tokensOutput: 300,
+      tokensReasoning: 50,
+      tokensCacheRead: 900,
+      tokensCacheWrite: 10,
+      cost: 0.0123,
+      startedAt,
+    });
+    expect(traces[1]).toMatchObject({
+      tokensInput: 0,
+      cost: 0,
+      output: null,
+      endedAt: null,
+      error: "unparseable verdict",
+    });
+    expect((await repos.traces.findLatest(task.id, "dev"))?.sessionId).toBe("ses_9");
+  });
+});
+
+describe("GiteaSweepCursorRepository", () => {
+  it("remembers where the sweep of a repository stopped", async () => {
+    expect(await repos.sweepCursors.find("acme", "shop")).toBeNull();
+    await repos.sweepCursors.save({
+      repoOwner: "acme",
+      repoName: "shop",
+      lastCommentId: 10,
+      lastCommentAt: new Date("2026-11-29T09:00:00Z"),
+    });
+    await repos.sweepCursors.save({
+      repoOwner: "acme",
+      repoName: "shop",
+      lastCommentId: 12,
+      lastCommentAt: new Date("2026-11-29T09:30:00Z"),
+    });
+
+    expect(await repos.sweepCursors.find("acme", "shop")).toMatchObject({
+      lastCommentId: 12n,
+      lastCommentAt: new Date("2026-11-29T09:30:00Z"),
+    });
+  });
+});

@@ -1,0 +1,139 @@
+import { createRepositories, TaskRepository, toSnapshot, type Repositories } from "@ratatoskr/db";
+import { createTestDatabase, type TestDatabase } from "@ratatoskr/testkit/vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+let t: TestDatabase;
+let repos: Repositories;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  repos = createRepositories(t.db.prisma);
+});
+
+afterAll(async () => {
+  await t.drop();
+});
+
+let comment = 9000;
+const command = (targetNumber: number, targetType: "issue" | "pr" = "issue") =>
+  repos.tasks.createGiteaTask({
+    repoOwner: "acme",
+    repoName: "shop",
+    targetType,
+    targetNumber,
+    commandKind: targetType === "pr" ? "fix" : "implement",
+    requesterLogin: "alice",
+    commentId: comment++,
+    maxRounds: 3,
+  });
+
+describe("TaskRepository", () => {
+  it("creates a Telegram task as a draft with its limits and makes it the chat's active task", async () => {
+    const task = await repos.tasks.createTelegramTask({
+      chatId: -1001234567890,
+      userId: 5,
+      locale: "ru",
+      maxTurns: 4,
+      maxRounds: 2,
+    });
+
+    expect(task).toMatchObject({
+      source: "telegram",
+      status: "draft",
+      version: 0,
+      chatId: -1001234567890n,
+      locale: "ru",
+    });
+    expect(toSnapshot(task)).toEqual({
+      id: task.id,
+      source: "telegram",
+      status: "draft",
+      version: 0,
+      turnCount: 0,
+      pendingTurns: 0,
+      analysing: false,
+      skipRequested: false,
+      round: 0,
+      maxTurns: 4,
+      maxRounds: 2,
+    });
+    expect((await repos.tasks.findActiveByChat(-1001234567890))?.id).toBe(task.id);
+  });
+
+  it("points the chat at the newest task and forgets it once it is final", async () => {
+    const older = await repos.tasks.createTelegramTask({ chatId: 77, maxTurns: 4, maxRounds: 2 });
+    const newer = await repos.tasks.createTelegramTask({ chatId: 77, maxTurns: 4, maxRounds: 2 });
+    expect((await repos.tasks.findActiveByChat(77))?.id).toBe(newer.id);
+    expect(older.id).not.toBe(newer.id);
+
+    await repos.applyTransition(newer.id, { type: "user.cancelled" });
+    expect(await repos.tasks.findActiveByChat(77)).toBeNull();
+    expect(await repos.tasks.findActiveByChat(78)).toBeNull();
+  });
+
+  it("creates a Gitea command as received, keyed by its target", async () => {
+    const task = await command(3, "pr");
+
+    expect(task).toMatchObject({
+      source: "gitea",
+      status: "received",
+      targetKey: "acme/shop#3",
+      targetType: "pr",
+      commandKind: "fix",
+    });
+    expect(toSnapshot(task).command).toEqual({ kind: "fix", target: "pr", targetKey: "acme/shop#3" });
+    expect((await repos.tasks.findByCommentId(task.commentId ?? 0n))?.id).toBe(task.id);
+  });
+
+  it("lists a target's unfinished commands in receive order", async () => {
+    const first = await command(20);
+    const second = await command(20);
+    const third = await command(20);
+    await command(21);
+    await repos.applyTransition(first.id, { type: "command.authorized" });
+    await repos.applyTransition(first.id, { type: "command.started" });
+    await repos.applyTransition(second.id, { type: "command.rejected", reason: "read-only requester" });
+
+    const queue = await repos.tasks.listTargetQueue("acme/shop#20");
+    expect(queue.map((task) => [task.id, task.status])).toEqual([
+      [first.id, "running"],
+      [third.id, "received"],
+    ]);
+    expect((await repos.tasks.listByStatus("gitea", ["running"])).map((task) => task.id)).toContain(first.id);
+  });
+
+  it("updates draft and run fields without touching the state machine's columns", async () => {
+    const task = await repos.tasks.createTelegramTask({ chatId: 90, maxTurns: 4, maxRounds: 2 });
+    await repos.tasks.updateDraft(task.id, {
+      title: "Add dark mode",
+      repos: ["acme/web"],
+      acceptanceCriteria: ["toggle persists"],
+    });
+    const updated = await repos.tasks.updateRun(task.id, {
+      branch: "ratatoskr/1-dark-mode",
+      agentSessionId: "ses_1",
+      agentServerUrl: "http://127.0.0.1:4096",
+    });
+
+    expect(updated).toMatchObject({
+      title: "Add dark mode",
+      repos: ["acme/web"],
+      acceptanceCriteria: ["toggle persists"],
+      branch: "ratatoskr/1-dark-mode",
+      agentSessionId: "ses_1",
+      status: "draft",
+      version: 0,
+    });
+  });
+
+  it("works inside a caller's transaction", async () => {
+    const attempt = t.db.prisma.$transaction(async (tx) => {
+      await new TaskRepository(tx).createTelegramTask({ chatId: 91, maxTurns: 4, maxRounds: 2 });
+      throw new Error("changed course");
+    });
+
+    await expect(attempt).rejects.toThrow("changed course");
+    expect(await repos.tasks.findActiveByChat(91)).toBeNull();
+    expect(await t.db.prisma.task.count({ where: { chatId: 91 } })).toBe(0);
+  });
+});

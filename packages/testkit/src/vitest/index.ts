@@ -1,0 +1,2 @@
+export * from "./test-database.ts";
+export * from "./test-redis.ts";

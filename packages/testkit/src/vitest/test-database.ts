@@ -1,0 +1,50 @@
+import { randomBytes } from "node:crypto";
+import { applyMigrations, createDatabase, type Database } from "@ratatoskr/db";
+import pg from "pg";
+import { inject } from "vitest";
+
+export interface TestDatabase {
+  /** The server URL; pass `schema` along with it (tables live in that schema, not `public`). */
+  connectionString: string;
+  /** `t_<random>`: this test file's own schema, migrated with the committed migrations. */
+  schema: string;
+  db: Database;
+  /** Closes the client and drops the schema with everything in it. */
+  drop(): Promise<void>;
+}
+
+/** A fresh schema name; files that each use their own can run in parallel on one database. */
+export function testSchemaName(): string {
+  return `t_${randomBytes(6).toString("hex")}`;
+}
+
+/**
+ * A migrated, empty schema of its own for one test file:
+ * `const t = await createTestDatabase()` in beforeAll, `await t.drop()` in afterAll.
+ */
+export async function createTestDatabase(
+  connectionString: string = inject("databaseUrl"),
+): Promise<TestDatabase> {
+  const schema = testSchemaName();
+  await applyMigrations({ connectionString, schema });
+  const db = createDatabase({ connectionString, schema });
+  return {
+    connectionString,
+    schema,
+    db,
+    drop: async () => {
+      await db.close();
+      await dropSchema(connectionString, schema);
+    },
+  };
+}
+
+export async function dropSchema(connectionString: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema.replace(/"/g, '""')}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
