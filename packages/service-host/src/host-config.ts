@@ -1,0 +1,30 @@
+import { baseConfigSchema, envDurationMs, envInt, type ConfigOf, type EnvVar } from "@ratatoskr/runtime";
+import type { AnyServiceDefinition } from "./service-definition.ts";
+
+export const reconcilerConfig = {
+  reconciler: {
+    intervalMs: envDurationMs("RECONCILER_INTERVAL_MS", {
+      default: 15_000,
+      description: "How often each process re-enqueues follow-ups whose enqueue a crash lost",
+    }),
+    olderThanMs: envDurationMs("RECONCILER_GRACE_MS", {
+      default: 30_000,
+      description: "A follow-up is only considered lost after this long undispatched",
+    }),
+  },
+};
+
+/** Base settings plus `<NAME>_CONCURRENCY` for each service this process runs. */
+export function hostConfigSchema(services: readonly AnyServiceDefinition[]) {
+  const concurrency: Record<string, EnvVar<number>> = {};
+  for (const service of services) {
+    concurrency[service.name] = envInt(`${service.name.toUpperCase()}_CONCURRENCY`, {
+      default: service.defaultConcurrency,
+      min: 1,
+      description: `Parallel ${service.name} jobs per process`,
+    });
+  }
+  return { ...baseConfigSchema, ...reconcilerConfig, concurrency };
+}
+
+export type HostConfig = ConfigOf<ReturnType<typeof hostConfigSchema>>;

@@ -1,0 +1,4 @@
+export * from "./service-definition.ts";
+export * from "./host-config.ts";
+export * from "./start-host.ts";
+export * from "./not-implemented.ts";

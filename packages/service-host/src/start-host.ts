@@ -1,0 +1,174 @@
+import type { QueueName } from "@ratatoskr/contracts";
+import { createDatabase, createFollowUpDispatcher, createRepositories } from "@ratatoskr/db";
+import {
+  createLogger,
+  createMetrics,
+  createQueues,
+  createRedisConnection,
+  createServiceHttpServer,
+  loadConfig,
+  redisCheck,
+  registerWorkers,
+  runWorkers,
+  ShutdownRegistry,
+  type JobHandler,
+  type JobHandlerMap,
+  type Logger,
+  type ReadinessCheck,
+} from "@ratatoskr/runtime";
+import type { FastifyInstance } from "fastify";
+import { hostConfigSchema, type HostConfig } from "./host-config.ts";
+import type { AnyServiceDefinition, ServiceContext, ServiceInstance } from "./service-definition.ts";
+
+export interface StartHostOptions {
+  /** Name in logs and metrics: the service's own, or "all-in-one". */
+  name: string;
+  services: readonly AnyServiceDefinition[];
+  env?: NodeJS.ProcessEnv;
+  /** Install SIGTERM/SIGINT handlers (off in tests that run several hosts in one process). */
+  handleSignals?: boolean;
+  /** Called after a signal-triggered shutdown; defaults to process.exit. */
+  exit?: (code: number) => void;
+}
+
+export interface RunningHost {
+  context: ServiceContext;
+  http: FastifyInstance;
+  /** `http://host:port` the health server listens on. */
+  url: string;
+  shutdown(reason?: string): Promise<{ clean: boolean }>;
+}
+
+/**
+ * The composition root shared by every service entry and the all-in-one entry: builds the
+ * connections once, runs each service's workers and routes, and stops everything in order.
+ */
+export async function startHost(opts: StartHostOptions): Promise<RunningHost> {
+  const env = opts.env ?? process.env;
+  const config = loadConfig(hostConfigSchema(opts.services), env);
+  const logger = createLogger({ service: opts.name, level: config.log.level, version: config.service.version });
+  const shutdown = new ShutdownRegistry({ logger, ...(opts.exit ? { exit: opts.exit } : {}) });
+  try {
+    return await assemble(opts, env, config, logger, shutdown);
+  } catch (err) {
+    // Whatever was opened before the failure is closed, so a failed start leaves nothing behind.
+    await shutdown.shutdown("start-up failed");
+    throw err;
+  }
+}
+
+async function assemble(
+  opts: StartHostOptions,
+  env: NodeJS.ProcessEnv,
+  config: HostConfig,
+  logger: Logger,
+  shutdown: ShutdownRegistry,
+): Promise<RunningHost> {
+  const producer = createRedisConnection(config.redis.url, "producer", { logger, connectionName: `${opts.name}:producer` });
+  const workerRedis = createRedisConnection(config.redis.url, "worker", { logger, connectionName: `${opts.name}:worker` });
+  shutdown.register("connections", "redis", async () => {
+    await Promise.allSettled([producer.quit(), workerRedis.quit()]);
+  });
+  const queues = createQueues({ connection: producer, prefix: config.queue.prefix, logger });
+  shutdown.register("queues", "queues", () => queues.close());
+  const db = createDatabase({
+    connectionString: config.database.url,
+    ...(config.database.schema ? { schema: config.database.schema } : {}),
+  });
+  shutdown.register("database", "prisma", () => db.close());
+
+  const repos = createRepositories(db.prisma);
+  const dispatcher = createFollowUpDispatcher({
+    prisma: db.prisma,
+    enqueue: async (request) => {
+      await queues.enqueue(request);
+    },
+    logger,
+  });
+  const metrics = createMetrics({ service: opts.name, logger });
+  const context: ServiceContext = {
+    config,
+    env,
+    logger,
+    db,
+    repos,
+    queues,
+    redis: producer,
+    metrics,
+    dispatcher,
+    shutdown,
+    async transition(taskId, event, options) {
+      const applied = await repos.applyTransition(taskId, event, options);
+      await dispatcher.dispatch(applied.followUps);
+      return applied;
+    },
+  };
+
+  const instances: Array<[AnyServiceDefinition, ServiceInstance<QueueName>]> = [];
+  for (const service of opts.services) {
+    instances.push([service, (await service.create(context)) as ServiceInstance<QueueName>]);
+  }
+
+  const checks: Record<string, ReadinessCheck> = {
+    redis: redisCheck(producer),
+    postgres: async () => {
+      await db.prisma.$queryRaw`SELECT 1`;
+    },
+  };
+  for (const [, instance] of instances) Object.assign(checks, instance.checks);
+  const http = createServiceHttpServer({
+    service: opts.name,
+    version: config.service.version,
+    checks,
+    metrics,
+    logger,
+    isDraining: () => shutdown.isShuttingDown,
+  });
+  for (const [, instance] of instances) await instance.routes?.(http);
+  shutdown.register("telemetry", "http", () => http.close());
+
+  const consumed = instances.flatMap(([service]) => service.queues);
+  const handlers: Partial<Record<QueueName, JobHandler<QueueName>>> = {};
+  const concurrency: Partial<Record<QueueName, number>> = {};
+  for (const [service, instance] of instances) {
+    for (const queue of service.queues) {
+      handlers[queue] = instance.handlers[queue] as JobHandler<QueueName>;
+      concurrency[queue] = (config.concurrency as Record<string, number>)[service.name] ?? service.defaultConcurrency;
+    }
+  }
+  metrics.observeQueueDepth(consumed.map((q) => queues.queues[q]));
+  const workers = runWorkers({
+    queues: consumed,
+    handlers: handlers as JobHandlerMap<QueueName>,
+    concurrency,
+    connection: workerRedis,
+    prefix: config.queue.prefix,
+    logger,
+    metrics,
+  });
+  registerWorkers(shutdown, workers, config.shutdown.timeoutMs);
+
+  const stopReconciler = dispatcher.startReconciler({
+    intervalMs: config.reconciler.intervalMs,
+    olderThanMs: config.reconciler.olderThanMs,
+  });
+  shutdown.register("intake", "reconciler", stopReconciler);
+  for (const [service, instance] of instances) {
+    if (instance.stop) shutdown.register("intake", service.name, instance.stop);
+  }
+
+  const url = await http.listen({ host: config.http.host, port: config.http.port });
+  for (const [, instance] of instances) await instance.start?.();
+  if (opts.handleSignals !== false) shutdown.installSignalHandlers();
+  logger.info({ url, services: opts.services.map((s) => s.name), queues: consumed }, "started");
+
+  return {
+    context,
+    http,
+    url,
+    shutdown: async (reason = "requested") => {
+      const result = await shutdown.shutdown(reason);
+      return { clean: result.clean };
+    },
+  };
+}

@@ -1,0 +1,3 @@
+export * from "./fake-telegram/index.ts";
+export * from "./scripted-model/index.ts";
+export * from "./opencode-server/index.ts";

@@ -1,0 +1,43 @@
+export interface AgentSpec {
+  description?: string;
+  /** opencode permission frontmatter, e.g. `{ edit: "allow", bash: "ask" }`. */
+  permission?: Record<string, "allow" | "ask" | "deny">;
+  /** The agent's prompt body (becomes its system prompt; scripts match on it). */
+  prompt: string;
+}
+
+export interface ProviderSpec {
+  /** Provider id, default "fake". */
+  id?: string;
+  /** OpenAI-compatible base URL (the scripted model's `url`). */
+  baseUrl: string;
+  /** Model ids served by this provider, default ["scripted"]. */
+  models?: string[];
+}
+
+/** The `opencode.json` for an isolated server whose only real provider is the scripted model. */
+export function buildOpencodeConfig(provider: ProviderSpec, model: string | undefined, extra: Record<string, unknown> = {}): object {
+  const id = provider.id ?? "fake";
+  const models = Object.fromEntries(
+    (provider.models ?? ["scripted"]).map((m) => [m, { name: m, tool_call: true, limit: { context: 100_000, output: 4_000 } }]),
+  );
+  return {
+    $schema: "https://opencode.ai/config.json",
+    ...(model ? { model } : {}),
+    autoupdate: false,
+    share: "disabled",
+    provider: { [id]: { npm: "@ai-sdk/openai-compatible", name: "Scripted", options: { baseURL: provider.baseUrl, apiKey: "x" }, models } },
+    ...extra,
+  };
+}
+
+/** An agent file `agent/<name>.md`: YAML frontmatter + prompt body. */
+export function renderAgentMarkdown(spec: AgentSpec): string {
+  const lines = ["---", `description: ${JSON.stringify(spec.description ?? "test agent")}`, "mode: primary"];
+  if (spec.permission) {
+    lines.push("permission:");
+    for (const [action, effect] of Object.entries(spec.permission)) lines.push(`  ${action}: ${effect}`);
+  }
+  lines.push("---", spec.prompt, "");
+  return lines.join("\n");
+}

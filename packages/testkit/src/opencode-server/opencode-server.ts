@@ -1,0 +1,153 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { resolveOpencodeBinary } from "./opencode-binary.ts";
+import { buildOpencodeConfig, renderAgentMarkdown, type AgentSpec, type ProviderSpec } from "./opencode-config.ts";
+import { freePort } from "./free-port.ts";
+
+export interface OpencodeServerOptions {
+  provider: ProviderSpec;
+  /** Top-level `model` of opencode.json, default "<provider id>/<first model>"; `null` leaves it out. */
+  model?: string | null;
+  /** Agents written to `<configDir>/agent/<name>.md`. */
+  agents?: Record<string, AgentSpec>;
+  /** Extra top-level keys merged into opencode.json. */
+  extraConfig?: Record<string, unknown>;
+  /** Basic-auth password (user "opencode"); random when omitted. */
+  password?: string;
+  /** How long to wait for `/global/health` (ms), default 30 s. */
+  startTimeoutMs?: number;
+}
+
+export interface OpencodeServer {
+  /** e.g. `http://127.0.0.1:41234` */
+  readonly url: string;
+  readonly password: string;
+  /** Temp root holding config, XDG dirs and `work/` (a scratch directory for sessions). */
+  readonly rootDir: string;
+  readonly configDir: string;
+  readonly configFile: string;
+  /** A fresh directory under the root, for one test's session (`location.directory`). */
+  makeWorkDir(name: string): Promise<string>;
+  /** stdout+stderr of the server so far. */
+  output(): string;
+  /** Kills the whole process group and removes the temp root. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+// Servers still running when the test process exits are killed synchronously here, so a crashed
+// or timed-out test file leaves no orphan opencode behind.
+const running = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of running) killGroup(child, "SIGKILL");
+});
+
+/** Starts a real `opencode serve` on a free loopback port with a fully isolated configuration. */
+export async function startOpencodeServer(options: OpencodeServerOptions): Promise<OpencodeServer> {
+  const rootDir = await mkdtemp(join(tmpdir(), "ratatoskr-opencode-"));
+  const configDir = join(rootDir, "config");
+  const configFile = join(configDir, "opencode.json");
+  await mkdir(join(configDir, "agent"), { recursive: true });
+  const providerId = options.provider.id ?? "fake";
+  const model = options.model === null ? undefined : (options.model ?? `${providerId}/${options.provider.models?.[0] ?? "scripted"}`);
+  await writeFile(configFile, JSON.stringify(buildOpencodeConfig(options.provider, model, options.extraConfig), null, 2));
+  for (const [name, spec] of Object.entries(options.agents ?? {})) {
+    await writeFile(join(configDir, "agent", `${name}.md`), renderAgentMarkdown(spec));
+  }
+  const xdg = Object.fromEntries(
+    await Promise.all(
+      ["CONFIG", "DATA", "CACHE", "STATE"].map(async (k) => {
+        const dir = join(rootDir, "xdg", k.toLowerCase());
+        await mkdir(dir, { recursive: true });
+        return [`XDG_${k}_HOME`, dir] as const;
+      }),
+    ),
+  );
+  const password = options.password ?? randomBytes(12).toString("hex");
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env["PATH"],
+    HOME: rootDir,
+    ...xdg,
+    OPENCODE_CONFIG_DIR: configDir,
+    OPENCODE_DISABLE_PROJECT_CONFIG: "1",
+    OPENCODE_DISABLE_AUTOUPDATE: "1",
+    OPENCODE_DISABLE_MODELS_FETCH: "1",
+    OPENCODE_SERVER_PASSWORD: password,
+  };
+  const child = spawn(resolveOpencodeBinary(), ["serve", "--hostname", "127.0.0.1", "--port", String(port)], {
+    env,
+    cwd: rootDir,
+    detached: true, // own process group: stop() kills opencode and every tool it spawned
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  running.add(child);
+  let out = "";
+  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.once("exit", () => running.delete(child));
+
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    if (child.exitCode === null && child.signalCode === null) {
+      killGroup(child, "SIGTERM");
+      const timer = setTimeout(() => killGroup(child, "SIGKILL"), 3_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    killGroup(child, "SIGKILL"); // leftovers of the group (tool subprocesses)
+    await rm(rootDir, { recursive: true, force: true });
+  };
+
+  try {
+    await waitHealthy(url, password, options.startTimeoutMs ?? 30_000, () => child.exitCode !== null, () => out);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    url,
+    password,
+    rootDir,
+    configDir,
+    configFile,
+    async makeWorkDir(name) {
+      const dir = join(rootDir, "work", `${name}-${randomBytes(3).toString("hex")}`);
+      await mkdir(dir, { recursive: true });
+      return dir;
+    },
+    output: () => out,
+    stop,
+  };
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // group already gone
+  }
+}
+
+async function waitHealthy(url: string, password: string, timeoutMs: number, died: () => boolean, output: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const auth = `Basic ${Buffer.from(`opencode:${password}`).toString("base64")}`;
+  while (Date.now() < deadline) {
+    if (died()) throw new Error(`opencode serve exited during start-up:\n${output().slice(-2_000)}`);
+    try {
+      const res = await fetch(`${url}/global/health`, { headers: { authorization: auth }, signal: AbortSignal.timeout(1_000) });
+      if (res.ok && ((await res.json()) as { healthy?: boolean }).healthy) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`opencode serve at ${url} not healthy after ${timeoutMs} ms:\n${output().slice(-2_000)}`);
+}

@@ -1,0 +1,1 @@
+export { analystService } from "./analyst.service.ts";

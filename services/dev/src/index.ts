@@ -1,0 +1,1 @@
+export { devService } from "./dev.service.ts";

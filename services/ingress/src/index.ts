@@ -1,0 +1,1 @@
+export { ingressService } from "./ingress.service.ts";

@@ -1,0 +1,128 @@
+import type { TelegramStatus } from "@ratatoskr/contracts";
+import type { Catalog } from "./catalog.types.ts";
+import type { AnalystProblem } from "./template-params.ts";
+
+const COMMANDS = [
+  "/start — новая задача",
+  "/cancel — отменить текущую задачу",
+  "/skip — хватит вопросов, сразу черновик",
+  "/retry N — перезапустить задачу N",
+  "/status N — статус задачи N",
+  "/status — версии запущенных сервисов",
+  "/continue N — продолжить задачу N с сохранённой сессии агента",
+  "/attach N — как подключиться к живой сессии агента задачи N",
+  "/help — эта справка",
+].join("\n");
+
+/** Feminine predicate forms: they read well both after «Статус:» and in «она …» (задача). */
+const STATUS: Record<TelegramStatus, string> = {
+  draft: "черновик",
+  collecting: "уточняется",
+  ready: "ждёт утверждения",
+  approved: "утверждена",
+  running: "в работе",
+  success: "выполнена",
+  failed: "не удалась",
+  timeout: "остановлена по тайм-ауту",
+  cancelled: "отменена",
+  aborted: "закрыта как не относящаяся к коду",
+};
+
+const ANALYST_PROBLEM: Record<AnalystProblem, string> = {
+  "no-verdict": "он вообще ничего не вернул",
+  "invalid-json": "ответ не является корректным JSON",
+  "no-phase": "в ответе нет фазы",
+  "unknown-phase": "в ответе неизвестная фаза",
+  "invalid-fields": "поля черновика в ответе заполнены неверно",
+  timeout: "он не ответил вовремя",
+  unavailable: "сервер агентов недоступен",
+};
+
+const bullets = (items: string[]): string => items.map((item) => `• ${item}`).join("\n");
+
+export const RU: Catalog = {
+  "bot.greeting": ({ taskId }) =>
+    `👋 Открыта задача <b>#${taskId}</b>.\n` +
+    "Расскажите, что нужно сделать: в каком репозитории, что изменить и зачем. " +
+    "Я задам пару уточняющих вопросов и покажу черновик на утверждение.\n\n" +
+    "/skip — сразу к черновику, /cancel — отменить задачу, /help — все команды.",
+  "bot.help": () => `<b>Команды</b>\n${COMMANDS}`,
+  "bot.unknown-command": ({ command }) =>
+    `Не знаю команду <code>${command}</code>. Вот что я умею:\n${COMMANDS}`,
+  "bot.task-number-needed": ({ command, given }) =>
+    given === null
+      ? `Команде /${command} нужен номер задачи, например: <code>/${command} 12</code>.`
+      : `«${given}» — не номер задачи. Пример: <code>/${command} 12</code>.`,
+  "bot.not-allowed": () => "Извините, этот бот работает только для своих владельцев. Сообщение не принято.",
+  "bot.versions": ({ services }) =>
+    services.length === 0
+      ? "Ни один сервис пока не сообщил свою версию."
+      : `<b>Версии сервисов</b>\n${bullets(services.map((s) => `${s.name} — <code>${s.version}</code>`))}`,
+  "bot.attach": ({ taskId, serverUrl, sessionId }) =>
+    `Чтобы наблюдать за живой сессией агента задачи <b>#${taskId}</b>, выполните:\n` +
+    `<code>opencode attach ${serverUrl} -s ${sessionId}</code>`,
+  "bot.nothing-to-cancel": () => "Активной задачи нет — отменять нечего.",
+  "button.approve": () => "✅ Утвердить",
+  "button.edit": () => "✏️ Изменить",
+  "button.cancel": () => "✖️ Отменить",
+  "task.not-found": ({ taskId }) => `Задачи #${taskId} нет.`,
+  "task.questions": ({ taskId, questions }) =>
+    `Задача <b>#${taskId}</b> — несколько вопросов:\n` +
+    `${questions.map((q, i) => `${i + 1}. ${q}`).join("\n")}\n\n` +
+    "Ответьте одним сообщением или отправьте /skip, чтобы сразу получить черновик.",
+  "task.draft-ready": ({ taskId, title, goal, repos, why, acceptanceCriteria }) =>
+    `📝 Черновик задачи <b>#${taskId}</b>\n\n` +
+    `<b>Название:</b> ${title}\n<b>Цель:</b> ${goal}\n<b>Репозитории:</b> ${repos.join(", ")}\n<b>Зачем:</b> ${why}\n` +
+    `<b>Критерии приёмки:</b>\n${bullets(acceptanceCriteria)}\n\n` +
+    "Утвердите (можно словом «создавай») или напишите, что поправить.",
+  "task.edit-prompt": ({ taskId }) => `Напишите, что поправить в черновике задачи #${taskId}.`,
+  "task.repo-not-found": ({ taskId, missing }) =>
+    `Задача #${taskId}: не нашёл ${missing.length === 1 ? "репозиторий" : "репозитории"} ` +
+    `${missing.map((r) => `<code>${r}</code>`).join(", ")}. В каком репозитории работать? Пришлите его в виде <code>owner/name</code>.`,
+  "task.turn-limit": ({ taskId, maxTurns }, f) =>
+    `Задача #${taskId}: уже ${f.count(maxTurns, { one: "раунд", few: "раунда", many: "раундов", other: "раунда" })} ` +
+    "уточнений — больше я не спрашиваю. Отправьте /skip, и я соберу черновик из того, что известно, или /cancel, чтобы отменить задачу.",
+  "task.approved": ({ taskId }) =>
+    `✅ Задача <b>#${taskId}</b> утверждена. Агент-разработчик приступает к работе, следить за ходом — /status ${taskId}.`,
+  "task.already-approved": ({ taskId }) =>
+    `Задача #${taskId} уже утверждена и в работе, менять её поздно. Следите за ходом: /status ${taskId}.`,
+  "task.cancelled": ({ taskId }) => `Задача #${taskId} отменена.`,
+  "task.aborted": ({ taskId, reason }) =>
+    `Задача #${taskId} закрыта: это не похоже на задачу по коду.\nПричина: ${reason}\nНачать заново — /start.`,
+  "task.retry-refused": ({ taskId, status }) =>
+    `Задачу #${taskId} нельзя перезапустить: она ${STATUS[status]}. Начните новую — /start.`,
+  "task.retried": ({ taskId }) => `🔁 Задача #${taskId} перезапущена.`,
+  "task.continued": ({ taskId }) => `▶️ Задача #${taskId} продолжается с сохранённой сессии агента.`,
+  "task.status": ({ taskId, status, title, repos, round, maxRounds, traces }, f) => {
+    const runs = traces.map(
+      (t) =>
+        `${t.agent} — ${t.outcome}, ${f.duration(t.durationMs)}, ` +
+        `${f.count(t.tokens, { one: "токен", few: "токена", many: "токенов", other: "токена" })}, ${f.costUsd(t.costUsd)}`,
+    );
+    return (
+      `<b>Задача #${taskId}</b> — ${title}\nСтатус: ${STATUS[status]}\nРепозитории: ${repos.join(", ") || "—"}\n` +
+      `Раунд: ${round} из ${maxRounds}\n\n` +
+      (runs.length === 0 ? "Агенты ещё не запускались." : `<b>Последние запуски</b>\n${bullets(runs)}`)
+    );
+  },
+  "task.running": ({ taskId }) => `⚙️ Задача #${taskId}: агент-разработчик взялся за работу.`,
+  "task.dev-to-review": ({ taskId, round }) =>
+    `🔍 Задача #${taskId}, раунд ${round}: изменения запушены, ревьюер их проверяет.`,
+  "task.review-to-dev": ({ taskId, round, findings }, f) =>
+    `↩️ Задача #${taskId}, раунд ${round}: у ревьюера ` +
+    `${f.count(findings, { one: "замечание", few: "замечания", many: "замечаний", other: "замечания" })}, разработчик их исправляет.`,
+  "task.success": ({ taskId, branch, prUrl }) =>
+    `🎉 Задача #${taskId} выполнена.\nВетка: <code>${branch}</code>` +
+    (prUrl ? `\nPull request: <a href="${prUrl}">${prUrl}</a>` : ""),
+  "task.failed": ({ taskId, reason }) =>
+    `❌ Задача #${taskId} не удалась.\nПричина: ${reason}\nСкоро пришлю разбор, что пошло не так.`,
+  "task.timeout": ({ taskId }) =>
+    `⏱ Задача #${taskId} не уложилась во время. Сделанное закоммичено и запушено, сессия агента сохранена — ` +
+    `/continue ${taskId} продолжит с того же места.`,
+  "task.postmortem": ({ taskId, cause, why, whatToDo }) =>
+    `🔍 Разбор задачи #${taskId} (после ${cause === "failed" ? "сбоя" : "тайм-аута"})\n` +
+    `<b>Почему так вышло:</b> ${why}\n<b>Что сделать:</b> ${whatToDo}`,
+  "task.analyst-error": ({ taskId, problem }) =>
+    `⚠️ Задача #${taskId}: ответ аналитика не удалось использовать — ${ANALYST_PROBLEM[problem]}. ` +
+    "Отправьте сообщение ещё раз или /skip, чтобы собрать черновик из того, что есть.",
+};

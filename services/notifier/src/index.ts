@@ -1,0 +1,3 @@
+export { notifierService } from "./notifier.service.ts";
+export * from "./telegram/index.ts";
+export * from "./i18n/index.ts";

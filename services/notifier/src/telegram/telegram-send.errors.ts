@@ -1,0 +1,47 @@
+import type { PermanentReason } from "./telegram-error.classifier.ts";
+
+/**
+ * Every send error says which parts of the logical message already went out, so a retried job
+ * resumes after them instead of sending them twice.
+ */
+export interface PartialDelivery {
+  /** Message ids of the parts sent before the failure, in order. */
+  readonly sentMessageIds: readonly number[];
+}
+
+/** Telegram asked us to wait (429): the queue layer delays the job by `retryAfterMs`. */
+export class RetryAfterError extends Error implements PartialDelivery {
+  override readonly name = "RetryAfterError";
+  constructor(
+    readonly retryAfterMs: number,
+    readonly sentMessageIds: readonly number[] = [],
+    options?: { cause?: unknown },
+  ) {
+    super(`Telegram asked to retry after ${retryAfterMs} ms`, options);
+  }
+}
+
+/** Retrying cannot help (blocked bot, chat gone, rejected request): fail the job for good. */
+export class PermanentTelegramError extends Error implements PartialDelivery {
+  override readonly name = "PermanentTelegramError";
+  constructor(
+    readonly reason: PermanentReason,
+    description: string,
+    readonly sentMessageIds: readonly number[] = [],
+    options?: { cause?: unknown },
+  ) {
+    super(`Telegram refused permanently (${reason}): ${description}`, options);
+  }
+}
+
+/** Network failure, timeout or 5xx: retry with backoff. */
+export class TransientTelegramError extends Error implements PartialDelivery {
+  override readonly name = "TransientTelegramError";
+  constructor(
+    description: string,
+    readonly sentMessageIds: readonly number[] = [],
+    options?: { cause?: unknown },
+  ) {
+    super(`Telegram call failed, worth retrying: ${description}`, options);
+  }
+}

@@ -1,0 +1,220 @@
+import { parseTelegramHtml } from "@ratatoskr/testkit";
+import { describe, expect, it } from "vitest";
+import {
+  buttonLabel,
+  LOCALES,
+  render,
+  TEMPLATE_IDS,
+  type TemplateId,
+  type TemplateParams,
+} from "../src/i18n/index.ts";
+import { EN } from "../src/i18n/messages.en.ts";
+import { RU } from "../src/i18n/messages.ru.ts";
+
+const SAMPLES: { [K in TemplateId]: TemplateParams[K] } = {
+  "bot.greeting": { taskId: 12 },
+  "bot.help": {},
+  "bot.unknown-command": { command: "/frobnicate" },
+  "bot.task-number-needed": { command: "status", given: "abc" },
+  "bot.not-allowed": {},
+  "bot.versions": {
+    services: [
+      { name: "ingress", version: "1.4.2" },
+      { name: "notifier", version: "1.4.3" },
+    ],
+  },
+  "bot.attach": { taskId: 12, serverUrl: "http://127.0.0.1:4096", sessionId: "ses_abc" },
+  "bot.nothing-to-cancel": {},
+  "button.approve": {},
+  "button.edit": {},
+  "button.cancel": {},
+  "task.not-found": { taskId: 404 },
+  "task.questions": { taskId: 12, questions: ["Which repository?", "Any deadline?"] },
+  "task.draft-ready": {
+    taskId: 12,
+    title: "Add CSV export",
+    goal: "Users can export reports",
+    repos: ["acme/reports", "acme/ui"],
+    why: "Finance asked for it",
+    acceptanceCriteria: ["Export button exists", "CSV opens in Excel"],
+  },
+  "task.edit-prompt": { taskId: 12 },
+  "task.repo-not-found": { taskId: 12, missing: ["acme/nope"] },
+  "task.turn-limit": { taskId: 12, maxTurns: 5 },
+  "task.approved": { taskId: 12 },
+  "task.already-approved": { taskId: 12 },
+  "task.cancelled": { taskId: 12 },
+  "task.aborted": { taskId: 12, reason: "asks for a poem" },
+  "task.retry-refused": { taskId: 12, status: "success" },
+  "task.retried": { taskId: 12 },
+  "task.continued": { taskId: 12 },
+  "task.status": {
+    taskId: 12,
+    status: "running",
+    title: "Add CSV export",
+    repos: ["acme/reports"],
+    round: 2,
+    maxRounds: 3,
+    traces: [{ agent: "dev", outcome: "succeeded", durationMs: 305_000, tokens: 12_345, costUsd: 0.12 }],
+  },
+  "task.running": { taskId: 12 },
+  "task.dev-to-review": { taskId: 12, round: 2 },
+  "task.review-to-dev": { taskId: 12, round: 2, findings: 3 },
+  "task.success": { taskId: 12, branch: "ratatoskr/task-12", prUrl: "https://git.test/acme/reports/pulls/7" },
+  "task.failed": { taskId: 12, reason: "tests keep failing" },
+  "task.timeout": { taskId: 12 },
+  "task.postmortem": { taskId: 12, cause: "failed", why: "flaky test", whatToDo: "pin the seed" },
+  "task.analyst-error": { taskId: 12, problem: "no-phase" },
+};
+
+/** A different valid value for each enum-like param, so changing it must change the text. */
+const ALTERNATIVE: Record<string, unknown> = {
+  status: "cancelled",
+  cause: "timeout",
+  problem: "timeout",
+  given: null,
+};
+
+/** Every way to change one leaf of the params: strings and numbers grow, enums switch. */
+function* variations(value: unknown, key = ""): Generator<unknown> {
+  if (key in ALTERNATIVE) yield ALTERNATIVE[key];
+  else if (typeof value === "string") yield `${value}Zq`;
+  else if (typeof value === "number") yield value * 10 + 7;
+  else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      for (const changed of variations(value[i])) yield value.map((item, j) => (j === i ? changed : item));
+    }
+  } else if (value !== null && typeof value === "object") {
+    for (const [k, inner] of Object.entries(value)) {
+      for (const changed of variations(inner, k)) yield { ...value, [k]: changed };
+    }
+  }
+}
+
+const renderAny = (locale: "ru" | "en", id: TemplateId, params: unknown): string =>
+  render(locale, id, params as never);
+
+describe("message catalogue", () => {
+  it("has every template in both locales and nothing else", () => {
+    const ids = [...TEMPLATE_IDS].sort();
+    expect(Object.keys(RU).sort()).toEqual(ids);
+    expect(Object.keys(EN).sort()).toEqual(ids);
+    expect(Object.keys(SAMPLES).sort()).toEqual(ids);
+  });
+
+  it("uses every param in both locales: changing any of them changes the text", () => {
+    const unused: string[] = [];
+    for (const id of TEMPLATE_IDS) {
+      for (const locale of LOCALES) {
+        const base = renderAny(locale, id, SAMPLES[id]);
+        for (const changed of variations(SAMPLES[id])) {
+          if (renderAny(locale, id, changed) === base)
+            unused.push(`${locale} ${id} ${JSON.stringify(changed)}`);
+        }
+      }
+    }
+    expect(unused).toEqual([]);
+  });
+
+  it("renders valid Telegram HTML with no placeholder leaks, Russian in ru and English in en", () => {
+    for (const id of TEMPLATE_IDS) {
+      for (const locale of LOCALES) {
+        const html = renderAny(locale, id, SAMPLES[id]);
+        const parsed = parseTelegramHtml(html);
+        expect(parsed.ok, `${locale} ${id}: ${html}`).toBe(true);
+        expect(html).not.toMatch(/undefined|null|NaN|\[object/);
+        if (!id.startsWith("button.") && id !== "bot.help") {
+          expect(/[а-яё]/i.test(html), `${locale} ${id}`).toBe(locale === "ru");
+        }
+      }
+    }
+  });
+
+  it("escapes params so user text can neither break nor inject markup", () => {
+    const hostile = `<b>bold</b> & "quoted" <a href="x">`;
+    for (const locale of LOCALES) {
+      const html = render(locale, "task.aborted", { taskId: 1, reason: hostile });
+      const parsed = parseTelegramHtml(html);
+      expect(parsed.ok && parsed.text).toContain(hostile);
+      expect(parsed.ok && parsed.entities.filter((e) => e.type === "bold")).toEqual([]);
+      const link = render(locale, "task.success", {
+        taskId: 1,
+        branch: "b",
+        prUrl: `https://x.test/?a=1&b="2"`,
+      });
+      const linkParsed = parseTelegramHtml(link);
+      expect(linkParsed.ok && linkParsed.entities.find((e) => e.type === "text_link")?.url).toBe(
+        `https://x.test/?a=1&b="2"`,
+      );
+    }
+  });
+
+  it("lists every T1 command in the help and after an unknown command", () => {
+    const commands = [
+      "/start",
+      "/cancel",
+      "/skip",
+      "/retry N",
+      "/status N",
+      "/status",
+      "/continue N",
+      "/attach N",
+      "/help",
+    ];
+    for (const locale of LOCALES) {
+      for (const text of [
+        render(locale, "bot.help", {}),
+        render(locale, "bot.unknown-command", { command: "/x" }),
+      ]) {
+        for (const command of commands) expect(text).toContain(`${command} — `);
+      }
+    }
+  });
+
+  it("asks for a task number both when it is missing and when it is not a number", () => {
+    expect(render("en", "bot.task-number-needed", { command: "status", given: null })).toBe(
+      "/status needs a task number, e.g. <code>/status 12</code>.",
+    );
+    expect(render("ru", "bot.task-number-needed", { command: "retry", given: "x<y" })).toBe(
+      "«x&lt;y» — не номер задачи. Пример: <code>/retry 12</code>.",
+    );
+  });
+
+  it("uses Russian plural forms and locale number formats", () => {
+    const remarks = (findings: number) =>
+      render("ru", "task.review-to-dev", { taskId: 1, round: 1, findings });
+    expect(remarks(1)).toContain("1 замечание,");
+    expect(remarks(3)).toContain("3 замечания,");
+    expect(remarks(5)).toContain("5 замечаний,");
+    expect(remarks(21)).toContain("21 замечание,");
+    const status = render("en", "task.status", SAMPLES["task.status"]);
+    expect(status).toContain("dev — succeeded, 5 min 5 s, 12,345 tokens, $0.12");
+    expect(render("en", "task.review-to-dev", { taskId: 1, round: 1, findings: 1 })).toContain("1 remark;");
+  });
+
+  it("numbers the analyst's questions and shows the draft's criteria as a list", () => {
+    expect(render("en", "task.questions", SAMPLES["task.questions"])).toContain(
+      "1. Which repository?\n2. Any deadline?",
+    );
+    expect(render("ru", "task.draft-ready", SAMPLES["task.draft-ready"])).toContain(
+      "<b>Критерии приёмки:</b>\n• Export button exists\n• CSV opens in Excel",
+    );
+  });
+
+  it("gives plain button labels per locale", () => {
+    expect(["approve", "edit", "cancel"].map((b) => buttonLabel("en", b as "approve"))).toEqual([
+      "✅ Approve",
+      "✏️ Edit",
+      "✖️ Cancel",
+    ]);
+    expect(buttonLabel("ru", "approve")).toBe("✅ Утвердить");
+  });
+
+  it("leaves the pull request line out when there is none", () => {
+    for (const locale of LOCALES) {
+      const text = render(locale, "task.success", { taskId: 3, branch: "ratatoskr/task-3", prUrl: null });
+      expect(text).not.toMatch(/Pull request|null/);
+      expect(text).toContain("<code>ratatoskr/task-3</code>");
+    }
+  });
+});

@@ -1,0 +1,1 @@
+export { postmortemService } from "./postmortem.service.ts";

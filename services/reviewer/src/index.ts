@@ -1,0 +1,1 @@
+export { reviewerService } from "./reviewer.service.ts";
