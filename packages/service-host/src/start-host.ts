@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import type { QueueName } from "@ratatoskr/contracts";
 import { createDatabase, createFollowUpDispatcher, createRepositories } from "@ratatoskr/db";
 import {
@@ -18,6 +19,7 @@ import {
 } from "@ratatoskr/runtime";
 import type { FastifyInstance } from "fastify";
 import { hostConfigSchema, type HostConfig } from "./host-config.ts";
+import { startHeartbeat } from "./service-heartbeat.ts";
 import type { AnyServiceDefinition, ServiceContext, ServiceInstance } from "./service-definition.ts";
 
 export interface StartHostOptions {
@@ -158,6 +160,11 @@ async function assemble(
   }
 
   const url = await http.listen({ host: config.http.host, port: config.http.port });
+  const startedAt = new Date().toISOString();
+  for (const service of opts.services) {
+    const beat = { name: service.name, version: config.service.version, pid: process.pid, host: hostname(), startedAt };
+    shutdown.register("intake", `${service.name} heartbeat`, startHeartbeat(producer, config.queue.prefix, beat));
+  }
   for (const [, instance] of instances) await instance.start?.();
   if (opts.handleSignals !== false) shutdown.installSignalHandlers();
   logger.info({ url, services: opts.services.map((s) => s.name), queues: consumed }, "started");
