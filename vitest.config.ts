@@ -7,6 +7,6 @@ export default defineConfig({
     pool: "forks",
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    reporters: ["default"],
+    reporters: ["default", ["json", { outputFile: ".tmp/vitest-report.json" }]],
   },
 });

@@ -1,4 +1,4 @@
-import { baseConfigSchema, envDurationMs, envInt, type ConfigOf, type EnvVar } from "@ratatoskr/runtime";
+import { baseConfigSchema, envDurationMs, envInt, type ConfigOf, type ConfigSchema, type EnvVar } from "@ratatoskr/runtime";
 import type { AnyServiceDefinition } from "./service-definition.ts";
 
 export const reconcilerConfig = {
@@ -28,3 +28,10 @@ export function hostConfigSchema(services: readonly AnyServiceDefinition[]) {
 }
 
 export type HostConfig = ConfigOf<ReturnType<typeof hostConfigSchema>>;
+
+/** Every variable a host of these services reads: base, host and each service's own. */
+export function fullConfigSchema(services: readonly AnyServiceDefinition[]): ConfigSchema {
+  const own: Record<string, ConfigSchema> = {};
+  for (const service of services) if (service.configSchema) own[service.name] = service.configSchema;
+  return { ...hostConfigSchema(services), services: own };
+}

@@ -2,6 +2,7 @@ import type { QueueName, TaskEvent } from "@ratatoskr/contracts";
 import type { AppliedTransition, ApplyTransitionOptions, Database, FollowUpDispatcher, Repositories } from "@ratatoskr/db";
 import type {
   BaseConfig,
+  ConfigSchema,
   JobHandlerMap,
   Logger,
   QueueSet,
@@ -51,6 +52,11 @@ export interface ServiceInstance<Q extends QueueName> {
 export interface ServiceDefinition<Q extends QueueName = QueueName> {
   name: ServiceName;
   queues: readonly Q[];
+  /**
+   * The service's own environment variables. The host validates them together with the base
+   * ones at start-up (one message naming every problem) and the README table lists them.
+   */
+  configSchema?: ConfigSchema;
   /** Parallel jobs per consumed queue unless `<NAME>_CONCURRENCY` says otherwise. */
   defaultConcurrency: number;
   create(ctx: ServiceContext): Promise<ServiceInstance<Q>>;

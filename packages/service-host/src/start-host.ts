@@ -18,7 +18,7 @@ import {
   type ReadinessCheck,
 } from "@ratatoskr/runtime";
 import type { FastifyInstance } from "fastify";
-import { hostConfigSchema, type HostConfig } from "./host-config.ts";
+import { fullConfigSchema, hostConfigSchema, type HostConfig } from "./host-config.ts";
 import { startHeartbeat } from "./service-heartbeat.ts";
 import type { AnyServiceDefinition, ServiceContext, ServiceInstance } from "./service-definition.ts";
 
@@ -47,6 +47,8 @@ export interface RunningHost {
  */
 export async function startHost(opts: StartHostOptions): Promise<RunningHost> {
   const env = opts.env ?? process.env;
+  // Validate everything up front so a misconfigured service names every problem at once.
+  loadConfig(fullConfigSchema(opts.services), env);
   const config = loadConfig(hostConfigSchema(opts.services), env);
   const logger = createLogger({ service: opts.name, level: config.log.level, version: config.service.version });
   const shutdown = new ShutdownRegistry({ logger, ...(opts.exit ? { exit: opts.exit } : {}) });

@@ -1,3 +1,4 @@
 export * from "./fake-telegram/index.ts";
 export * from "./scripted-model/index.ts";
 export * from "./opencode-server/index.ts";
+export * from "./processes/index.ts";

@@ -18,20 +18,43 @@ async function dockerAnswers(): Promise<boolean> {
   }
 }
 
+const LOCAL_REDIS_URL = "redis://127.0.0.1:6379";
+const LOCAL_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/test";
+
+async function localServicesAnswer(): Promise<boolean> {
+  const [redis, postgres] = await Promise.all([
+    run("redis-cli", ["-u", LOCAL_REDIS_URL, "ping"], { timeout: 3_000 }).then(
+      (r) => r.stdout.trim() === "PONG",
+      () => false,
+    ),
+    run("pg_isready", ["-d", LOCAL_DATABASE_URL], { timeout: 3_000 }).then(
+      () => true,
+      () => false,
+    ),
+  ]);
+  return redis && postgres;
+}
+
 /**
  * REDIS_URL / DATABASE_URL win. Without them, a machine with a Docker engine gets throwaway
- * containers; a machine without one is told exactly what to set.
+ * containers; otherwise local servers on the default ports are used when they answer, and a
+ * machine with neither is told exactly what to set.
  */
 export async function resolveTestServices(env: NodeJS.ProcessEnv): Promise<TestServices> {
   let redisUrl = env.REDIS_URL;
   let databaseUrl = env.DATABASE_URL;
   const stops: Array<() => Promise<unknown>> = [];
   if ((!redisUrl || !databaseUrl) && !(await dockerAnswers())) {
-    throw new Error(
-      "Tests need Redis and Postgres: set REDIS_URL and DATABASE_URL " +
-        "(e.g. redis://127.0.0.1:6379 and postgresql://postgres@127.0.0.1:5432/test), " +
-        "or run them on a machine with a Docker engine so testcontainers can start them.",
-    );
+    if (await localServicesAnswer()) {
+      redisUrl ??= LOCAL_REDIS_URL;
+      databaseUrl ??= LOCAL_DATABASE_URL;
+    } else {
+      throw new Error(
+        "Tests need Redis and Postgres: set REDIS_URL and DATABASE_URL " +
+          `(e.g. ${LOCAL_REDIS_URL} and ${LOCAL_DATABASE_URL}), ` +
+          "or run them on a machine with a Docker engine so testcontainers can start them.",
+      );
+    }
   }
   if (!redisUrl) {
     const { RedisContainer } = await import("@testcontainers/redis");
