@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { hostname } from "node:os";
 import type { QueueName } from "@ratatoskr/contracts";
 import { createDatabase, createFollowUpDispatcher, createRepositories } from "@ratatoskr/db";
@@ -14,13 +15,22 @@ import {
   ShutdownRegistry,
   type JobHandler,
   type JobHandlerMap,
+  withTimeout,
   type Logger,
   type ReadinessCheck,
+  type Redis,
 } from "@ratatoskr/runtime";
 import type { FastifyInstance } from "fastify";
 import { fullConfigSchema, hostConfigSchema, type HostConfig } from "./host-config.ts";
 import { startHeartbeat } from "./service-heartbeat.ts";
 import type { AnyServiceDefinition, ServiceContext, ServiceInstance } from "./service-definition.ts";
+
+const REDIS_CONNECT_TIMEOUT_MS = 15_000;
+
+async function connected(redis: Redis): Promise<void> {
+  if (redis.status === "ready") return;
+  await once(redis, "ready");
+}
 
 export interface StartHostOptions {
   /** Name in logs and metrics: the service's own, or "all-in-one". */
@@ -73,6 +83,9 @@ async function assemble(
   shutdown.register("connections", "redis", async () => {
     await Promise.allSettled([producer.quit(), workerRedis.quit()]);
   });
+  // Producers do not queue commands while disconnected, so wait for the first connection here
+  // rather than report "not ready" (or fail enqueues) in the first moments after start.
+  await withTimeout(connected(producer), REDIS_CONNECT_TIMEOUT_MS, "first Redis connection");
   const queues = createQueues({ connection: producer, prefix: config.queue.prefix, logger });
   shutdown.register("queues", "queues", () => queues.close());
   const db = createDatabase({

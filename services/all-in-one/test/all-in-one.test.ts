@@ -1,0 +1,103 @@
+import { QUEUE_NAMES } from "@ratatoskr/contracts";
+import { startHost, type RunningHost } from "@ratatoskr/service-host";
+import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from "@ratatoskr/testkit/vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ALL_SERVICES } from "../src/services.ts";
+
+let database: TestDatabase;
+let redis: TestRedis;
+let host: RunningHost;
+
+function hostEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    REDIS_URL: redis.url,
+    DATABASE_URL: database.connectionString,
+    DATABASE_SCHEMA: database.schema,
+    QUEUE_PREFIX: redis.prefix,
+    HTTP_HOST: "127.0.0.1",
+    HTTP_PORT: "0",
+    LOG_LEVEL: "silent",
+    BULL_BOARD_PASSWORD: "board-secret",
+    ...extra,
+  };
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  redis = createTestRedis();
+  host = await startHost({ name: "all-in-one", services: ALL_SERVICES, env: hostEnv(), handleSignals: false });
+});
+
+afterAll(async () => {
+  await host?.shutdown("test done");
+  await redis?.cleanup();
+  await database?.drop();
+});
+
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+
+describe("all-in-one", () => {
+  it("runs every service in one process and reports ready", async () => {
+    const ready = await fetch(`${host.url}/health/ready`);
+    expect({ status: ready.status, body: await ready.json() }).toMatchObject({
+      status: 200,
+      body: { status: "ok", checks: { redis: "ok", postgres: "ok" } },
+    });
+    const workers = await Promise.all(QUEUE_NAMES.map((q) => host.context.queues.queues[q].getWorkers()));
+    expect(workers.map((w) => w.length)).toEqual(QUEUE_NAMES.map(() => 1));
+  });
+
+  it("answers 401 to Bull Board without credentials or with wrong ones", async () => {
+    const anonymous = await fetch(`${host.url}/admin/queues/api/queues`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get("www-authenticate")).toMatch(/^Basic/);
+    const wrong = await fetch(`${host.url}/admin/queues/api/queues`, {
+      headers: { authorization: basic("admin", "guess") },
+    });
+    expect(wrong.status).toBe(401);
+  });
+
+  it("lists the six queues on Bull Board with credentials", async () => {
+    const res = await fetch(`${host.url}/admin/queues/api/queues`, {
+      headers: { authorization: basic("admin", "board-secret") },
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { queues: Array<{ name: string }> };
+    expect(body.queues.map((q) => q.name).sort()).toEqual([...QUEUE_NAMES].sort());
+    const page = await fetch(`${host.url}/admin/queues/`, { headers: { authorization: basic("admin", "board-secret") } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("<html");
+  });
+
+  it("exposes Prometheus metrics with queue depth", async () => {
+    const res = await fetch(`${host.url}/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    for (const queue of QUEUE_NAMES) expect(text).toContain(`ratatoskr_queue_jobs{queue="${queue}",state="waiting"`);
+  });
+
+  it("refuses to start Bull Board without a password unless disabled", async () => {
+    const env = hostEnv({ BULL_BOARD_PASSWORD: "" });
+    await expect(startHost({ name: "all-in-one", services: ALL_SERVICES, env, handleSignals: false })).rejects.toThrow(
+      /BULL_BOARD_PASSWORD is required to serve Bull Board/,
+    );
+    const disabled = await startHost({
+      name: "all-in-one",
+      services: ALL_SERVICES,
+      env: { ...env, BULL_BOARD_DISABLED: "true" },
+      handleSignals: false,
+    });
+    try {
+      expect((await fetch(`${disabled.url}/admin/queues/api/queues`)).status).toBe(404);
+    } finally {
+      await disabled.shutdown("test done");
+    }
+  });
+
+  it("names every missing or invalid variable in one message without echoing secrets", async () => {
+    const env = hostEnv({ REDIS_URL: "", DATABASE_URL: "mysql://root:hunter2@db/x", HTTP_PORT: "eighty" });
+    const start = startHost({ name: "all-in-one", services: ALL_SERVICES, env, handleSignals: false });
+    await expect(start).rejects.toThrow(/REDIS_URL[\s\S]*DATABASE_URL[\s\S]*HTTP_PORT/);
+    await expect(start).rejects.not.toThrow(/hunter2/);
+  });
+});
