@@ -1,0 +1,10 @@
+/** The assistant message itself ended with an error (provider error, aborted, …). */
+export class AgentMessageError extends Error {
+  override readonly name = "AgentMessageError";
+  constructor(
+    readonly sessionId: string,
+    detail: string,
+  ) {
+    super(`opencode session ${sessionId} ended with an error: ${detail}`);
+  }
+}

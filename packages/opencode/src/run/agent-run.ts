@@ -1,0 +1,182 @@
+import type { OpencodeApi } from "../api/opencode-api.ts";
+import { AgentMessageError } from "../errors/agent-message.error.ts";
+import { SilentSessionError } from "../errors/silent-session.error.ts";
+import { VerdictValidationError } from "../errors/verdict-validation.error.ts";
+import { formatModelRef, sameModel, type ModelRef } from "../model/model-ref.ts";
+import type { ActivePoller } from "./active-poller.ts";
+import type { EventHub } from "./event-hub.ts";
+import type { AgentRunResult, RunAgentOptions, RunOutcome } from "./run-types.ts";
+import { addUsage, answeringModel, emptyUsage, messageError, textOf } from "./turn-summary.ts";
+import { watchTurn, type TurnResult } from "./turn-watcher.ts";
+import { extractVerdict, repairPrompt } from "./verdict-extract.ts";
+import type { LocationWarmup } from "./location-warmup.ts";
+
+export interface OpencodeLogger {
+  warn(data: Record<string, unknown>, message: string): void;
+  debug?(data: Record<string, unknown>, message: string): void;
+}
+
+export interface AgentRunDeps {
+  api: OpencodeApi;
+  activePoller: ActivePoller;
+  events: EventHub;
+  warmup: LocationWarmup;
+  logger: OpencodeLogger | undefined;
+  resolveModel: (requested: RunAgentOptions["model"]) => Promise<ModelRef | undefined>;
+  now?: () => number;
+}
+
+/** One agent run: session, prompt, watch, verdict (+ one repair), trace. Never throws; failures are results. */
+export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Promise<AgentRunResult<T>> {
+  const now = deps.now ?? Date.now;
+  const startedAt = new Date(now());
+  const hardDeadline = startedAt.getTime() + o.hardTimeoutMs;
+  const serverUrl = deps.api.http.baseUrl;
+  const warnings: string[] = [];
+  const tokens = emptyUsage();
+  let cost = 0;
+  let sessionId = o.sessionId;
+  let expected: ModelRef | undefined;
+  let actual: ModelRef | undefined;
+  let output = "";
+  let verdict: T | undefined;
+  let outcome = "failed" as RunOutcome;
+  let error: Error | undefined;
+  let timeoutKind: "idle" | "hard" | undefined;
+  let repaired = false;
+  const warn = (message: string, data: Record<string, unknown> = {}) => {
+    warnings.push(message);
+    deps.logger?.warn({ sessionId, agent: o.agent, serverUrl, ...data }, message);
+  };
+
+  const runTurn = async (text: string): Promise<TurnResult> => {
+    const admitted = await deps.api.prompt(sessionId as string, text, o.signal);
+    const turn = await watchTurn({
+      api: deps.api,
+      activePoller: deps.activePoller,
+      events: deps.events,
+      sessionId: sessionId as string,
+      admittedId: admitted.id,
+      policy: o.policy,
+      idleTimeoutMs: o.idleTimeoutMs,
+      hardDeadline,
+      signal: o.signal,
+      onNotice: (message, data) => deps.logger?.debug?.({ agent: o.agent, ...data }, message),
+      now,
+    });
+    cost += addUsage(tokens, turn.messages);
+    const turnText = textOf(turn.messages);
+    output = output && turnText ? `${output}\n${turnText}` : output || turnText;
+    actual = answeringModel(turn.messages) ?? actual;
+    return turn;
+  };
+
+  try {
+    expected = await deps.resolveModel(o.model);
+    const knownModels = await deps.warmup.ready(o.directory, o.signal, hardDeadline);
+    if (!sessionId) {
+      const session = await deps.api.createSession({ agent: o.agent, directory: o.directory, ...(expected ? { model: expected } : {}) }, o.signal);
+      sessionId = session.id;
+    }
+    let turn = await runTurn(o.prompt);
+    let settled = settle(turn, knownModels);
+    if (!settled && o.schema) {
+      let extracted = extractVerdict(textOf(turn.messages), o.schema);
+      if (!extracted.ok) {
+        repaired = true;
+        deps.logger?.debug?.({ sessionId, problem: extracted.problem }, "verdict invalid, sending repair prompt");
+        turn = await runTurn(repairPrompt(extracted.problem));
+        settled = settle(turn, knownModels);
+        if (!settled) extracted = extractVerdict(textOf(turn.messages), o.schema);
+      }
+      if (!settled) {
+        if (extracted.ok) verdict = extracted.value;
+        else throw new VerdictValidationError(extracted.problem, output);
+      }
+    }
+    if (!settled) outcome = "ok";
+  } catch (err) {
+    if (o.signal?.aborted) {
+      outcome = "cancelled";
+      error = new Error(`run cancelled by the caller${sessionId ? ` (session ${sessionId} interrupted)` : ""}`);
+    } else {
+      outcome = "failed";
+      error = err instanceof Error ? err : new Error(String(err));
+    }
+  }
+
+  if ((outcome === "timeout" || outcome === "cancelled") && sessionId) await interruptQuietly(deps, sessionId, warn);
+  if (expected && actual && !sameModel(expected, actual)) {
+    warn(`model mismatch: session ${sessionId} was answered by ${formatModelRef(actual)}, pinned ${formatModelRef(expected)}`, {
+      expected: formatModelRef(expected),
+      actual: formatModelRef(actual),
+    });
+  }
+  const endedAt = new Date(now());
+  return {
+    outcome,
+    sessionId,
+    serverUrl,
+    output,
+    verdict,
+    error,
+    timeoutKind,
+    expectedModel: formatModelRef(expected),
+    actualModel: formatModelRef(actual),
+    warnings,
+    repaired,
+    trace: {
+      sessionId,
+      serverUrl,
+      agent: o.agent,
+      model: formatModelRef(actual ?? expected),
+      tokens,
+      cost,
+      startedAt,
+      endedAt,
+      outcome,
+      prompt: o.prompt,
+      output,
+      error: error?.message,
+    },
+  };
+
+  /** Maps a non-"done" turn (or a done turn that ended in an error) to the run's outcome; false = go on. */
+  function settle(turn: TurnResult, knownModels: Array<{ id: string; providerID: string }>): boolean {
+    const id = sessionId as string;
+    switch (turn.kind) {
+      case "cancelled":
+        outcome = "cancelled";
+        error = new Error(`run cancelled by the caller (session ${id} interrupted)`);
+        return true;
+      case "timeout":
+        outcome = "timeout";
+        timeoutKind = turn.which;
+        error = new Error(
+          turn.which === "idle"
+            ? `no progress for ${o.idleTimeoutMs} ms (idle timeout); session ${id} interrupted`
+            : `hard timeout of ${o.hardTimeoutMs} ms reached; session ${id} interrupted`,
+        );
+        return true;
+      case "silent": {
+        const name = formatModelRef(expected);
+        const listed = expected && knownModels.length && !knownModels.some((m) => sameModel(m, expected as ModelRef));
+        throw new SilentSessionError(id, serverUrl, name, listed ? `The server lists no model ${name} for ${o.directory}.` : "");
+      }
+      case "done": {
+        const failure = messageError(turn.messages);
+        if (failure) throw new AgentMessageError(id, failure);
+        return false;
+      }
+    }
+  }
+}
+
+async function interruptQuietly(deps: AgentRunDeps, sessionId: string, warn: (m: string, d?: Record<string, unknown>) => void) {
+  try {
+    await deps.api.interrupt(sessionId);
+  } catch (err) {
+    warn(`could not interrupt session ${sessionId}: ${(err as Error).message}`);
+  }
+}
+

@@ -1,0 +1,99 @@
+import type { SessionMessage } from "../api/api-schemas.ts";
+
+export type TrackerDecision =
+  | { kind: "waiting"; progressed: boolean; confirming: boolean }
+  | { kind: "done"; messages: SessionMessage[] }
+  | { kind: "silent" };
+
+export interface TrackerOptions {
+  /** Consecutive identical "not active + finished" observations needed (default 2). */
+  stablePolls?: number;
+  /** "Not active and nothing new" observations before the turn counts as silent (default 3)… */
+  silentPolls?: number;
+  /** …and only once this long after admit (ms, default 1000), so a slow start is not mistaken. */
+  silentAfterMs?: number;
+}
+
+export function isFinished(m: SessionMessage): boolean {
+  return m.time.completed !== undefined || m.finish !== undefined || m.error !== undefined;
+}
+
+/**
+ * Pure completion state for one prompt turn. Feed it each poll's observation; it says when the
+ * turn is done (not active, newest new assistant message finished, unchanged over consecutive
+ * polls), silent (never ran), or still going and whether real progress happened.
+ */
+export class CompletionTracker {
+  private lastSignature = "";
+  private stable = 0;
+  private emptyInactive = 0;
+  private readonly stablePolls: number;
+  private readonly silentPolls: number;
+  private readonly silentAfterMs: number;
+
+  constructor(
+    private readonly admittedAt: number,
+    options: TrackerOptions = {},
+  ) {
+    this.stablePolls = options.stablePolls ?? 2;
+    this.silentPolls = options.silentPolls ?? 3;
+    this.silentAfterMs = options.silentAfterMs ?? 1_000;
+  }
+
+  /** `assistants`: the turn's new assistant messages, oldest first; undefined when not fetched this poll. */
+  observe(active: boolean, assistants: SessionMessage[] | undefined, now: number): TrackerDecision {
+    let progressed = false;
+    if (assistants) {
+      const signature = signatureOf(assistants);
+      progressed = signature !== this.lastSignature;
+      if (progressed) this.stable = 0;
+      this.lastSignature = signature;
+    }
+    if (active) {
+      this.stable = 0;
+      this.emptyInactive = 0;
+      return { kind: "waiting", progressed, confirming: false };
+    }
+    if (!assistants) return { kind: "waiting", progressed, confirming: true };
+    const newest = assistants.at(-1);
+    if (!newest) {
+      this.emptyInactive++;
+      if (this.emptyInactive >= this.silentPolls && now - this.admittedAt >= this.silentAfterMs) return { kind: "silent" };
+      return { kind: "waiting", progressed, confirming: false };
+    }
+    this.emptyInactive = 0;
+    if (!isFinished(newest)) {
+      this.stable = 0;
+      return { kind: "waiting", progressed, confirming: true };
+    }
+    this.stable++;
+    if (this.stable >= this.stablePolls) return { kind: "done", messages: assistants };
+    return { kind: "waiting", progressed, confirming: true };
+  }
+
+  /** True when the newest message waits on a tool (a permission or question may be pending). */
+  static toolPending(assistants: SessionMessage[] | undefined): boolean {
+    const newest = assistants?.at(-1);
+    return !!newest?.content?.some((p) => p.type === "tool" && (p.state?.status === "running" || p.state?.status === "pending"));
+  }
+}
+
+/** Changes whenever the turn makes visible progress: new message, new part, growing text, tokens. */
+export function signatureOf(assistants: SessionMessage[]): string {
+  return assistants
+    .map((m) => {
+      const parts = (m.content ?? []).map((p) => `${p.type}:${p.text?.length ?? 0}:${p.state?.status ?? ""}`).join(",");
+      return `${m.id}|${m.time.completed ?? ""}|${m.finish ?? ""}|${m.tokens?.output ?? 0}|${m.error ? "e" : ""}|${parts}`;
+    })
+    .join(";");
+}
+
+/** The turn's messages: everything newer than the admitted user message, oldest first. */
+export function newMessagesSince(newestFirst: SessionMessage[], admittedId: string): { messages: SessionMessage[]; complete: boolean } {
+  const out: SessionMessage[] = [];
+  for (const m of newestFirst) {
+    if (m.id === admittedId) return { messages: out.reverse(), complete: true };
+    out.push(m);
+  }
+  return { messages: out.reverse(), complete: false };
+}

@@ -1,0 +1,44 @@
+import type { SessionMessage } from "../api/api-schemas.ts";
+import type { ModelRef } from "../model/model-ref.ts";
+import type { TokenUsage } from "./run-types.ts";
+
+export function textOf(messages: SessionMessage[]): string {
+  return messages
+    .flatMap((m) => (m.content ?? []).filter((p) => p.type === "text" && p.text).map((p) => p.text as string))
+    .join("\n");
+}
+
+export function emptyUsage(): TokenUsage {
+  return { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 };
+}
+
+export function addUsage(total: TokenUsage, messages: SessionMessage[]): number {
+  let cost = 0;
+  for (const m of messages) {
+    total.input += m.tokens?.input ?? 0;
+    total.output += m.tokens?.output ?? 0;
+    total.reasoning += m.tokens?.reasoning ?? 0;
+    total.cacheRead += m.tokens?.cache?.read ?? 0;
+    total.cacheWrite += m.tokens?.cache?.write ?? 0;
+    cost += m.cost ?? 0;
+  }
+  return cost;
+}
+
+/** The model of the newest message that names one. */
+export function answeringModel(messages: SessionMessage[]): ModelRef | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const model = messages[i]?.model;
+    if (model) return model;
+  }
+  return undefined;
+}
+
+/** Error text carried by the newest message, if its turn ended in an error. */
+export function messageError(messages: SessionMessage[]): string | undefined {
+  const error = messages.at(-1)?.error;
+  if (error === undefined || error === null) return undefined;
+  if (typeof error === "string") return error;
+  const e = error as { message?: string; data?: { message?: string }; type?: string; name?: string };
+  return e.message ?? e.data?.message ?? e.type ?? e.name ?? JSON.stringify(error);
+}

@@ -1,0 +1,90 @@
+import { describe, expect, it } from "vitest";
+import { CompletionTracker, newMessagesSince } from "../src/run/completion-tracker.ts";
+import { ActivePoller } from "../src/run/active-poller.ts";
+import { nextPollDelay } from "../src/run/poll-schedule.ts";
+import type { SessionMessage } from "../src/api/api-schemas.ts";
+
+const assistant = (id: string, text: string, completed?: number): SessionMessage => ({
+  id,
+  type: "assistant",
+  time: { created: 1, ...(completed ? { completed } : {}) },
+  content: [{ type: "text", text }],
+  ...(completed ? { finish: "stop" } : {}),
+});
+
+describe("CompletionTracker", () => {
+  it("completes only after two identical not-active finished observations", () => {
+    const t = new CompletionTracker(0);
+    expect(t.observe(true, [assistant("m1", "hal")], 10).kind).toBe("waiting");
+    expect(t.observe(false, [assistant("m1", "hello", 20)], 20).kind).toBe("waiting");
+    expect(t.observe(false, [assistant("m1", "hello", 20)], 30).kind).toBe("done");
+  });
+
+  it("restarts the count when the message changes between polls", () => {
+    const t = new CompletionTracker(0);
+    t.observe(false, [assistant("m1", "a", 20)], 20);
+    expect(t.observe(false, [assistant("m1", "a", 20), assistant("m2", "b", 30)], 30).kind).toBe("waiting");
+    expect(t.observe(false, [assistant("m1", "a", 20), assistant("m2", "b", 30)], 40).kind).toBe("done");
+  });
+
+  it("never completes while the session is active", () => {
+    const t = new CompletionTracker(0);
+    for (let i = 0; i < 5; i++) expect(t.observe(true, [assistant("m1", "a", 20)], i * 100).kind).toBe("waiting");
+  });
+
+  it("reports silence after a few empty not-active polls, but not too early", () => {
+    const t = new CompletionTracker(0, { silentPolls: 3, silentAfterMs: 1_000 });
+    expect(t.observe(false, [], 100).kind).toBe("waiting");
+    expect(t.observe(false, [], 200).kind).toBe("waiting");
+    expect(t.observe(false, [], 300).kind).toBe("waiting");
+    expect(t.observe(false, [], 1_100).kind).toBe("silent");
+  });
+
+  it("reports progress when text grows", () => {
+    const t = new CompletionTracker(0);
+    t.observe(true, [assistant("m1", "a")], 10);
+    expect(t.observe(true, [assistant("m1", "a")], 20)).toMatchObject({ progressed: false });
+    expect(t.observe(true, [assistant("m1", "ab")], 30)).toMatchObject({ progressed: true });
+  });
+});
+
+describe("newMessagesSince", () => {
+  it("returns the messages after the admitted one, oldest first", () => {
+    const page = [assistant("m3", "c"), assistant("m2", "b"), { id: "u1", type: "user", time: { created: 0 } }, assistant("m0", "old")];
+    const r = newMessagesSince(page, "u1");
+    expect(r.complete).toBe(true);
+    expect(r.messages.map((m) => m.id)).toEqual(["m2", "m3"]);
+    expect(newMessagesSince(page.slice(0, 2), "u1").complete).toBe(false);
+  });
+});
+
+describe("ActivePoller", () => {
+  it("serves concurrent callers with one request and re-fetches for a newer observation", async () => {
+    let calls = 0;
+    let clock = 100;
+    const poller = new ActivePoller(async () => {
+      calls++;
+      await new Promise((r) => setTimeout(r, 5));
+      return new Set(["ses_a"]);
+    }, () => clock);
+    const [a, b, c] = await Promise.all([poller.snapshotAfter(0), poller.snapshotAfter(0), poller.snapshotAfter(50)]);
+    expect(calls).toBe(1);
+    expect(a).toBe(b);
+    expect(c.ids.has("ses_a")).toBe(true);
+    clock = 200;
+    const next = await poller.snapshotAfter(a.startedAt);
+    expect(calls).toBe(2);
+    expect(next.startedAt).toBeGreaterThan(a.startedAt);
+  });
+});
+
+describe("nextPollDelay", () => {
+  it("polls fast after activity and backs off when quiet", () => {
+    const base = { confirming: false, eventsLive: true, idleTimeoutMs: 600_000 };
+    expect(nextPollDelay({ ...base, sinceActivityMs: 0, confirming: true })).toBeLessThanOrEqual(30);
+    expect(nextPollDelay({ ...base, sinceActivityMs: 100, eventsLive: false })).toBeLessThanOrEqual(50);
+    expect(nextPollDelay({ ...base, sinceActivityMs: 100 })).toBeLessThanOrEqual(100);
+    expect(nextPollDelay({ ...base, sinceActivityMs: 60_000 })).toBeGreaterThanOrEqual(1_000);
+    expect(nextPollDelay({ ...base, sinceActivityMs: 60_000, idleTimeoutMs: 800 })).toBeLessThanOrEqual(200);
+  });
+});

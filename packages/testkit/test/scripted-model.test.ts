@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { reply, startScriptedModel, type ScriptedModel } from "../src/index.ts";
+
+let model: ScriptedModel;
+beforeAll(async () => {
+  model = await startScriptedModel();
+});
+afterAll(async () => {
+  await model?.close();
+});
+
+async function chat(messages: object[], sessionId = "ses_test"): Promise<{ status: number; frames: string[] }> {
+  const res = await fetch(`${model.url}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-session-id": sessionId },
+    body: JSON.stringify({ model: "scripted", stream: true, messages, tools: [{ type: "function", function: { name: "write" } }] }),
+  });
+  const body = await res.text();
+  return { status: res.status, frames: body.split("\n\n").filter(Boolean) };
+}
+
+describe("scripted model", () => {
+  it("lists its model", async () => {
+    const res = await fetch(`${model.url}/models`);
+    expect(((await res.json()) as { data: Array<{ id: string }> }).data[0]?.id).toBe("scripted");
+  });
+
+  it("streams a text turn as SSE chunks ending in [DONE] and records the request", async () => {
+    model.addRule({ name: "greeter", match: { systemIncludes: "GREETER", promptIncludes: "hi" }, reply: [reply.text("hello there", { chunks: 3 })] });
+    const { status, frames } = await chat([{ role: "system", content: "You are GREETER" }, { role: "user", content: "hi" }], "ses_text");
+    expect(status).toBe(200);
+    expect(frames.at(-1)).toBe("data: [DONE]");
+    const chunks = frames.slice(0, -1).map((f) => JSON.parse(f.replace(/^data: /, "")) as { choices: Array<{ delta: { content?: string }; finish_reason: string | null }> });
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe("hello there");
+    expect(chunks.some((c) => c.choices[0]?.finish_reason === "stop")).toBe(true);
+    const recorded = model.requestsFor("ses_text")[0];
+    expect(recorded).toMatchObject({ answeredBy: "greeter", lastUserText: "hi", tools: ["write"], aborted: false });
+    expect(recorded?.system).toContain("GREETER");
+  });
+
+  it("continues a rule's turns across a tool result, then falls back when exhausted", async () => {
+    model.addRule({ name: "writer", match: { promptIncludes: "WRITE" }, reply: [reply.write("a.txt", "x"), reply.text("written")] });
+    const first = await chat([{ role: "user", content: "WRITE it" }], "ses_tool");
+    const call = JSON.parse(first.frames[0]!.replace(/^data: /, "")) as { choices: Array<{ delta: { tool_calls: Array<{ function: { name: string; arguments: string } }> } }> };
+    expect(call.choices[0]?.delta.tool_calls[0]?.function).toEqual({ name: "write", arguments: JSON.stringify({ path: "a.txt", content: "x" }) });
+    expect(first.frames.join()).toContain('"finish_reason":"tool_calls"');
+    await chat([{ role: "user", content: "WRITE it" }, { role: "assistant", content: null }, { role: "tool", content: "ok" }], "ses_tool");
+    await chat([{ role: "user", content: "WRITE it" }, { role: "user", content: "again" }], "ses_tool");
+    expect(model.requestsFor("ses_tool").map((r) => `${r.answeredBy}:${r.turnIndex}`)).toEqual(["writer:0", "writer:1", "fallback:0"]);
+  });
+
+  it("answers an scripted HTTP error", async () => {
+    model.addRule({ match: { promptIncludes: "BOOM" }, reply: [reply.httpError(503, "overloaded")] });
+    const { status } = await chat([{ role: "user", content: "BOOM" }], "ses_err");
+    expect(status).toBe(503);
+  });
+});
