@@ -13,6 +13,7 @@ export type NotifyTemplate =
   | "task.questions"
   | "task.draft-ready"
   | "task.aborted"
+  | "task.analyst-error"
   | "task.approved"
   | "task.cancelled"
   | "task.retried"

@@ -4,6 +4,16 @@ export interface AnalysisOutcome {
   forced: boolean;
 }
 
+/** What went wrong with an analysis, in words the person can act on (see the notifier's texts). */
+export type AnalystProblem =
+  | "no-verdict"
+  | "invalid-json"
+  | "no-phase"
+  | "unknown-phase"
+  | "invalid-fields"
+  | "timeout"
+  | "unavailable";
+
 /** Everything that can happen to a task. Each service reports what it observed as one of these. */
 export type TelegramEvent =
   /** The person sent free text (a dialogue turn, or an edit of a ready draft). */
@@ -12,6 +22,11 @@ export type TelegramEvent =
   | ({ type: "analyst.asked"; questions: string[] } & AnalysisOutcome)
   /** The analyst completed the draft (phase propose or ready) and the repositories exist. */
   | ({ type: "analyst.drafted" } & AnalysisOutcome)
+  /**
+   * The analysis could not produce a usable verdict (after the client's repair prompt and the
+   * job's retries). Releases the analysis; unanalysed turns stay pending for the next one.
+   */
+  | { type: "analyst.failed"; problem: AnalystProblem }
   /** The analyst decided this is not a coding request. */
   | { type: "analyst.aborted"; reason: string }
   /** `/skip`: stop asking, make a draft from what is known. */

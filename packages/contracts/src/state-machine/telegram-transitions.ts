@@ -91,6 +91,12 @@ export function telegramTransition(task: TaskSnapshot, event: TelegramEvent): Tr
         [notify("task.draft-ready", { taskId: task.id })],
       );
 
+    case "analyst.failed":
+      if (status !== "collecting" || !task.analysing) return refuse(task, event.type, "illegal");
+      return ok(task, { analysing: false, skipRequested: false }, [
+        notify("task.analyst-error", { taskId: task.id, problem: event.problem }),
+      ]);
+
     case "analyst.aborted":
       if (status !== "collecting" || !task.analysing) return refuse(task, event.type, "illegal");
       return ok(task, { status: "aborted", analysing: false, pendingTurns: 0 }, [

@@ -1,0 +1,31 @@
+/**
+ * `callback_data` of the draft's inline buttons (T7). The notifier writes it, ingress reads it
+ * back when a button is pressed; both sides use these two functions so the format lives in one
+ * place. Telegram limits callback data to 64 bytes; `edit:2147483647` is 15.
+ */
+export const CALLBACK_ACTIONS = ["approve", "edit", "cancel"] as const;
+
+export type CallbackAction = (typeof CALLBACK_ACTIONS)[number];
+
+export interface CallbackData {
+  action: CallbackAction;
+  /** The task the button belongs to (not necessarily the chat's active one). */
+  taskId: number;
+}
+
+const CALLBACK_PATTERN = /^(approve|edit|cancel):([1-9]\d{0,15})$/;
+
+/** `{ action: "approve", taskId: 12 }` → `"approve:12"`. */
+export function formatCallbackData({ action, taskId }: CallbackData): string {
+  if (!Number.isSafeInteger(taskId) || taskId <= 0) throw new Error(`callback task id must be a positive integer, got ${taskId}`);
+  return `${action}:${taskId}`;
+}
+
+/** The inverse of formatCallbackData; null for anything else (stale or foreign buttons). */
+export function parseCallbackData(data: string): CallbackData | null {
+  const match = CALLBACK_PATTERN.exec(data);
+  if (!match) return null;
+  const taskId = Number(match[2]);
+  if (!Number.isSafeInteger(taskId)) return null;
+  return { action: match[1] as CallbackAction, taskId };
+}
