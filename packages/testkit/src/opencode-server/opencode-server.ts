@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveOpencodeBinary } from "./opencode-binary.ts";
@@ -13,6 +13,8 @@ export interface OpencodeServerOptions {
   model?: string | null;
   /** Agents written to `<configDir>/agent/<name>.md`. */
   agents?: Record<string, AgentSpec>;
+  /** A directory of real agent files (e.g. the repository's `agents/`): every `*.md` is installed as is. */
+  agentsDir?: string;
   /** Extra top-level keys merged into opencode.json. */
   extraConfig?: Record<string, unknown>;
   /** Basic-auth password (user "opencode"); random when omitted. */
@@ -53,6 +55,11 @@ export async function startOpencodeServer(options: OpencodeServerOptions): Promi
   const providerId = options.provider.id ?? "fake";
   const model = options.model === null ? undefined : (options.model ?? `${providerId}/${options.provider.models?.[0] ?? "scripted"}`);
   await writeFile(configFile, JSON.stringify(buildOpencodeConfig(options.provider, model, options.extraConfig), null, 2));
+  if (options.agentsDir) {
+    for (const file of (await readdir(options.agentsDir)).filter((f) => f.endsWith(".md"))) {
+      await copyFile(join(options.agentsDir, file), join(configDir, "agent", file));
+    }
+  }
   for (const [name, spec] of Object.entries(options.agents ?? {})) {
     await writeFile(join(configDir, "agent", `${name}.md`), renderAgentMarkdown(spec));
   }
