@@ -17,7 +17,8 @@ const CALLBACK_PATTERN = /^(approve|edit|cancel):([1-9]\d{0,15})$/;
 
 /** `{ action: "approve", taskId: 12 }` → `"approve:12"`. */
 export function formatCallbackData({ action, taskId }: CallbackData): string {
-  if (!Number.isSafeInteger(taskId) || taskId <= 0) throw new Error(`callback task id must be a positive integer, got ${taskId}`);
+  if (!Number.isSafeInteger(taskId) || taskId <= 0)
+    throw new Error(`callback task id must be a positive integer, got ${taskId}`);
   return `${action}:${taskId}`;
 }
 

@@ -1,18 +1,12 @@
-import { timingSafeEqual } from "node:crypto";
 import fastifyBasicAuth from "@fastify/basic-auth";
 import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { FastifyAdapter } from "@bull-board/fastify";
 import type { Queue } from "bullmq";
 import type { FastifyInstance } from "fastify";
+import { sameSecret } from "../security/same-secret.ts";
 
 export const BULL_BOARD_PATH = "/admin/queues";
-
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
 
 export interface BullBoardOptions {
   queues: readonly Queue[];
