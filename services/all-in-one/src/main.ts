@@ -1,5 +1,14 @@
 import { startHost } from "@ratatoskr/service-host";
+import { runDemo } from "./demo/demo.ts";
 import { ALL_SERVICES } from "./services.ts";
 
-/** All six services in one process: same code, same queues, one health server. */
-await startHost({ name: "all-in-one", services: ALL_SERVICES });
+/**
+ * All six services in one process: same code, same queues, one health server. With no front
+ * door configured (no Telegram token, no Gitea) there is nothing to serve, so it runs the demo.
+ */
+const hasFrontDoor = Boolean(process.env.TELEGRAM_BOT_TOKEN || process.env.GITEA_URL);
+if (process.env.RATATOSKR_DEMO === "true" || !hasFrontDoor) {
+  await runDemo(process.env, (line) => process.stdout.write(`${line}\n`));
+} else {
+  await startHost({ name: "all-in-one", services: ALL_SERVICES });
+}
