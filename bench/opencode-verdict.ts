@@ -1,24 +1,45 @@
 /**
  * Verdict-detection benchmark (not a CI test): `pnpm tsx bench/opencode-verdict.ts`.
  * One real opencode serve + a scripted model that "thinks" THINK_MS then answers at once.
- * For N concurrent sessions it measures (a) detection latency = client returned − model response
- * end, (b) HTTP requests per session-second, for our client and for a naive baseline that polls
- * messages + active every 2 s and needs 2 stable polls.
+ * For N concurrent sessions it measures, for our client and for a naive baseline (polls messages +
+ * active every 2 s from a random phase, needs 2 stable polls), in the same run:
+ * - detection latency = client returned − the assistant message's `time.completed` (the server's
+ *   own stamp, so a server backlog before completion does not count against the client);
+ * - HTTP requests per session-second (all requests of the phase, counted by a dispatcher, over the
+ *   summed run durations), with a per-route breakdown;
+ * - server stall = the slowest `/global/health` answer during the phase (a saturated server).
+ * Our client is one long-lived client, as in production (its per-directory warm-up is cached).
  */
 import { reply, startOpencodeServer, startScriptedModel, type ScriptedModel } from "../packages/testkit/src/index.ts";
 import { createCountingDispatcher, createOpencodeClient, OpencodeHttp } from "../packages/opencode/src/index.ts";
 
 const THINK_MS = Number(process.env["THINK_MS"] ?? 2_000);
 const SIZES = (process.env["SIZES"] ?? "1,10,50").split(",").map(Number);
-
-function counting() {
-  const c = createCountingDispatcher();
-  return { dispatcher: c.dispatcher, count: c.requests, close: c.close };
-}
+const TARGET = { p50: 150, p99: 400, rate: 5, faster: 10, rateRatio: 3 };
 
 interface Sample {
-  detectMs: number;
+  sessionId: string;
+  returnedAt: number;
   durationMs: number;
+}
+interface Phase {
+  samples: Sample[];
+  routes: Map<string, number>;
+  stallMs: number;
+}
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw JSON of the v2 API
+type Json = any;
+
+/** A counting dispatcher that also records each request's route (ids replaced by ":id"). */
+function recording() {
+  const counting = createCountingDispatcher();
+  const routes = new Map<string, number>();
+  const dispatcher = counting.dispatcher.compose((dispatch) => (opts, handler) => {
+    const route = `${opts.method} ${String(opts.path).split("?")[0]?.replace(/\/(ses|per|que|msg)_[A-Za-z0-9]+/g, "/:id")}`;
+    routes.set(route, (routes.get(route) ?? 0) + 1);
+    return dispatch(opts, handler);
+  });
+  return { dispatcher, routes, close: counting.close };
 }
 
 function pct(values: number[], p: number): number {
@@ -26,48 +47,67 @@ function pct(values: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 }
 
-function endOf(model: ScriptedModel, sessionId: string): number {
-  return model.requestsFor(sessionId).at(-1)?.endedAt ?? NaN;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs `body` while probing the server's health latency; returns the worst one seen. */
+async function withStallProbe<T>(probe: OpencodeHttp, body: () => Promise<T>): Promise<{ value: T; stallMs: number }> {
+  let stop = false;
+  let worst = 0;
+  const loop = (async () => {
+    while (!stop) {
+      const at = Date.now();
+      await probe.json("GET", "/global/health").catch(() => undefined);
+      worst = Math.max(worst, Date.now() - at);
+      await sleep(250);
+    }
+  })();
+  try {
+    return { value: await body(), stallMs: worst };
+  } finally {
+    stop = true;
+    await loop;
+  }
 }
 
-async function runOurs(url: string, password: string, dir: string, model: ScriptedModel, n: number, tag: string) {
-  const { dispatcher, count, close } = counting();
-  const client = createOpencodeClient({ baseUrl: url, password, defaultModel: "fake/scripted", dispatcher });
-  const before = count();
-  const samples = await Promise.all(
+/** Waits until no session runs and the server answers quickly, so no phase inherits a backlog. */
+async function settle(probe: OpencodeHttp): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const at = Date.now();
+    const active: Json = await probe.json("GET", "/api/session/active");
+    if (Object.keys(active.data).length === 0 && Date.now() - at < 50) return;
+    await sleep(100);
+  }
+}
+
+async function runOurs(client: ReturnType<typeof createOpencodeClient>, dir: string, n: number, tag: string): Promise<Sample[]> {
+  return Promise.all(
     Array.from({ length: n }, async (_, i) => {
       const start = Date.now();
-      const r = await client.runAgent({ agent: "judge", directory: dir, prompt: `${tag}-${i}`, policy: {}, idleTimeoutMs: 60_000, hardTimeoutMs: 120_000 });
-      const at = Date.now();
+      const r = await client.runAgent({ agent: "judge", directory: dir, prompt: `${tag}-${i}`, policy: {}, idleTimeoutMs: 60_000, hardTimeoutMs: 180_000 });
+      const returnedAt = Date.now();
       if (r.outcome !== "ok") throw new Error(`run failed: ${r.error?.message}`);
-      return { detectMs: at - endOf(model, r.sessionId as string), durationMs: at - start };
+      return { sessionId: r.sessionId as string, returnedAt, durationMs: returnedAt - start };
     }),
   );
-  const requests = count() - before;
-  await client.close();
-  await close();
-  return { samples, requests };
 }
 
-async function runBaseline(url: string, password: string, dir: string, model: ScriptedModel, n: number, tag: string) {
-  const { dispatcher, count, close } = counting();
-  const http = new OpencodeHttp({ baseUrl: url, password, dispatcher });
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the naive baseline reads raw JSON
-  const call = (method: "GET" | "POST", path: string, body?: unknown): Promise<any> => http.json(method, path, body);
-  const before = count();
-  const samples = await Promise.all(
+async function runBaseline(http: OpencodeHttp, dir: string, n: number, tag: string): Promise<Sample[]> {
+  const call = (method: "GET" | "POST", path: string, body?: unknown): Promise<Json> => http.json(method, path, body);
+  return Promise.all(
     Array.from({ length: n }, async (_, i): Promise<Sample> => {
       const start = Date.now();
       const s = await call("POST", "/api/session", { agent: "judge", model: { providerID: "fake", id: "scripted" }, location: { directory: dir } });
       const admitted = await call("POST", `/api/session/${s.data.id}/prompt`, { prompt: { text: `${tag}-${i}` } });
       let stable = 0;
       let last = "";
+      // A real poller is not in phase with the model's think time: start at a random offset.
+      let delay = 1 + Math.random() * 2_000;
       for (;;) {
-        await new Promise((r) => setTimeout(r, 2_000));
+        await sleep(delay);
+        delay = 2_000;
         const msgs = await call("GET", `/api/session/${s.data.id}/message?order=desc&limit=200`);
         const active = await call("GET", "/api/session/active");
-        // eslint-disable-next-line @typescript-eslint/no-explicit-any
-        const newest = msgs.data.find((m: any) => m.type === "assistant" && m.time.created >= admitted.data.timeCreated);
+        const newest = msgs.data.find((m: Json) => m.type === "assistant" && m.time.created >= admitted.data.timeCreated);
         const sig = newest ? JSON.stringify(newest) : "";
         if (!(s.data.id in active.data) && newest?.time.completed) {
           stable = sig === last ? stable + 1 : 1;
@@ -75,39 +115,84 @@ async function runBaseline(url: string, password: string, dir: string, model: Sc
         } else stable = 0;
         last = sig;
       }
-      const at = Date.now();
-      return { detectMs: at - endOf(model, s.data.id), durationMs: at - start };
+      const returnedAt = Date.now();
+      return { sessionId: s.data.id, returnedAt, durationMs: returnedAt - start };
     }),
   );
-  const requests = count() - before;
-  await close();
-  return { samples, requests };
 }
 
-function summarize(name: string, r: { samples: Sample[]; requests: number }) {
-  const detect = r.samples.map((s) => s.detectMs);
-  const sessionSeconds = r.samples.reduce((a, s) => a + s.durationMs, 0) / 1_000;
-  const rate = r.requests / sessionSeconds;
-  console.log(`  ${name.padEnd(9)} detect p50 ${pct(detect, 50).toFixed(0).padStart(5)} ms  p99 ${pct(detect, 99).toFixed(0).padStart(5)} ms  requests ${String(r.requests).padStart(5)}  ${rate.toFixed(2)} req/session-s`);
+/** Detection latency per run: returned − `time.completed` of the turn's newest assistant message. */
+async function detections(probe: OpencodeHttp, model: ScriptedModel, samples: Sample[]) {
+  const detect: number[] = [];
+  const serverLag: number[] = [];
+  for (const s of samples) {
+    const msgs: Json = await probe.json("GET", `/api/session/${s.sessionId}/message?order=desc&limit=5`);
+    const completed = msgs.data.find((m: Json) => m.type === "assistant")?.time?.completed as number | undefined;
+    if (completed === undefined) throw new Error(`session ${s.sessionId} has no completed assistant message`);
+    detect.push(s.returnedAt - completed);
+    const modelEnd = model.requestsFor(s.sessionId).at(-1)?.endedAt;
+    if (modelEnd !== undefined) serverLag.push(completed - modelEnd);
+  }
+  return { detect, serverLag };
+}
+
+async function summarize(name: string, phase: Phase, probe: OpencodeHttp, model: ScriptedModel) {
+  const { detect, serverLag } = await detections(probe, model, phase.samples);
+  const requests = [...phase.routes.values()].reduce((a, b) => a + b, 0);
+  const sessionSeconds = phase.samples.reduce((a, s) => a + s.durationMs, 0) / 1_000;
+  const rate = requests / sessionSeconds;
+  const n = phase.samples.length;
+  const runS = pct(
+    phase.samples.map((s) => s.durationMs / 1_000),
+    50,
+  );
+  console.log(
+    `  ${name.padEnd(9)} detect p50 ${pct(detect, 50).toFixed(0).padStart(5)} ms  p99 ${pct(detect, 99).toFixed(0).padStart(5)} ms  ` +
+      `requests ${String(requests).padStart(5)} (${(requests / n).toFixed(1)}/run, run p50 ${runS.toFixed(1)} s)  ${rate.toFixed(2)} req/session-s  ` +
+      `| server: model end → completed p50 ${pct(serverLag, 50).toFixed(0)} ms, stall max ${phase.stallMs} ms`,
+  );
+  const routes = [...phase.routes.entries()].sort((a, b) => b[1] - a[1]).map(([r, c]) => `${r} ${(c / n).toFixed(2)}`);
+  console.log(`            per run: ${routes.join(", ")}`);
   return { p50: pct(detect, 50), p99: pct(detect, 99), rate };
 }
 
 const model = await startScriptedModel();
 model.setFallback(reply.json({ passed: true, comments: [] }, { delayMs: THINK_MS }));
 const server = await startOpencodeServer({ provider: { baseUrl: model.url }, agents: { judge: { prompt: "You are the bench judge." } } });
+const probeDispatcher = createCountingDispatcher();
+const probe = new OpencodeHttp({ baseUrl: server.url, password: server.password, dispatcher: probeDispatcher.dispatcher });
+const ours = recording();
+const base = recording();
+const client = createOpencodeClient({ baseUrl: server.url, password: server.password, defaultModel: "fake/scripted", dispatcher: ours.dispatcher });
+const baseHttp = new OpencodeHttp({ baseUrl: server.url, password: server.password, dispatcher: base.dispatcher });
+let failed = false;
 try {
   const dir = await server.makeWorkDir("bench");
-  const warm = createOpencodeClient({ baseUrl: server.url, password: server.password, defaultModel: "fake/scripted" });
-  await warm.runAgent({ agent: "judge", directory: dir, prompt: "warm-up", policy: {}, idleTimeoutMs: 30_000, hardTimeoutMs: 60_000 });
-  await warm.close();
+  await client.runAgent({ agent: "judge", directory: dir, prompt: "warm-up", policy: {}, idleTimeoutMs: 30_000, hardTimeoutMs: 60_000 });
   console.log(`opencode-verdict bench: model thinks ${THINK_MS} ms then answers instantly`);
   for (const n of SIZES) {
     console.log(`N = ${n}`);
-    const ours = summarize("client", await runOurs(server.url, server.password, dir, model, n, `ours-${n}`));
-    const base = summarize("baseline", await runBaseline(server.url, server.password, dir, model, n, `base-${n}`));
-    console.log(`  ratio     detection ${(base.p50 / ours.p50).toFixed(1)}× faster (p50), ${(base.p99 / ours.p99).toFixed(1)}× (p99); request rate ${(ours.rate / base.rate).toFixed(2)}× baseline`);
+    const phase = async (rec: ReturnType<typeof recording>, run: () => Promise<Sample[]>): Promise<Phase> => {
+      await settle(probe);
+      rec.routes.clear();
+      const { value, stallMs } = await withStallProbe(probe, run);
+      return { samples: value, routes: new Map(rec.routes), stallMs };
+    };
+    const o = await summarize("client", await phase(ours, () => runOurs(client, dir, n, `ours-${n}`)), probe, model);
+    const b = await summarize("baseline", await phase(base, () => runBaseline(baseHttp, dir, n, `base-${n}`)), probe, model);
+    const faster = { p50: b.p50 / o.p50, p99: b.p99 / o.p99 };
+    const rateRatio = o.rate / b.rate;
+    const ok = o.p50 <= TARGET.p50 && o.p99 <= TARGET.p99 && o.rate <= TARGET.rate && faster.p50 >= TARGET.faster && rateRatio <= TARGET.rateRatio;
+    failed ||= !ok;
+    console.log(
+      `  ratio     detection ${faster.p50.toFixed(1)}× faster (p50), ${faster.p99.toFixed(1)}× (p99); request rate ${rateRatio.toFixed(2)}× baseline  ` +
+        `→ ${ok ? "meets" : "MISSES"} targets (p50 ≤ ${TARGET.p50}, p99 ≤ ${TARGET.p99} ms, ≤ ${TARGET.rate} req/session-s, ≥ ${TARGET.faster}×, ≤ ${TARGET.rateRatio}× rate)`,
+    );
   }
 } finally {
+  await client.close();
+  await Promise.all([ours.close(), base.close(), probeDispatcher.close()]);
   await server.stop();
   await model.close();
 }
+if (failed) process.exitCode = 1;

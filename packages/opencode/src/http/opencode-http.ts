@@ -40,8 +40,10 @@ export class OpencodeHttp {
       await res.body.dump();
       throw new OpencodeHttpError("GET", path, res.statusCode, "");
     }
-    res.body.setEncoding("utf8");
-    for await (const chunk of res.body) onChunk(chunk as string);
+    // undici yields Buffers whatever the encoding: decode in streaming mode so a multi-byte
+    // character split across chunks survives.
+    const decoder = new TextDecoder();
+    for await (const chunk of res.body) onChunk(decoder.decode(chunk as Uint8Array, { stream: true }));
   }
 
   private async send(

@@ -50,20 +50,29 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
   };
 
   const runTurn = async (text: string): Promise<TurnResult> => {
-    const admitted = await deps.api.prompt(sessionId as string, text, o.signal);
-    const turn = await watchTurn({
-      api: deps.api,
-      activePoller: deps.activePoller,
-      events: deps.events,
-      sessionId: sessionId as string,
-      admittedId: admitted.id,
-      policy: o.policy,
-      idleTimeoutMs: o.idleTimeoutMs,
-      hardDeadline,
-      signal: o.signal,
-      onNotice: (message, data) => deps.logger?.debug?.({ agent: o.agent, ...data }, message),
-      now,
-    });
+    // Subscribed before the prompt is sent, so no event of the turn can slip past.
+    const events = deps.events.subscribe(sessionId as string);
+    let turn: TurnResult;
+    try {
+      const promptSentAt = now();
+      const admitted = await deps.api.prompt(sessionId as string, text, o.signal);
+      turn = await watchTurn({
+        api: deps.api,
+        activePoller: deps.activePoller,
+        events,
+        sessionId: sessionId as string,
+        admittedId: admitted.id,
+        promptSentAt,
+        policy: o.policy,
+        idleTimeoutMs: o.idleTimeoutMs,
+        hardDeadline,
+        signal: o.signal,
+        onNotice: (message, data) => deps.logger?.debug?.({ agent: o.agent, ...data }, message),
+        now,
+      });
+    } finally {
+      events.close();
+    }
     cost += addUsage(tokens, turn.messages);
     const turnText = textOf(turn.messages);
     output = output && turnText ? `${output}\n${turnText}` : output || turnText;
@@ -71,6 +80,8 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
     return turn;
   };
 
+  // The event stream opens now, so it is usually live before the prompt (else the turn must resync).
+  const releaseEvents = deps.events.hold();
   try {
     expected = await deps.resolveModel(o.model);
     const knownModels = await deps.warmup.ready(o.directory, o.signal, hardDeadline);
@@ -78,6 +89,7 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
       const session = await deps.api.createSession({ agent: o.agent, directory: o.directory, ...(expected ? { model: expected } : {}) }, o.signal);
       sessionId = session.id;
     }
+    await deps.events.whenLive(250);
     let turn = await runTurn(o.prompt);
     let settled = settle(turn, knownModels);
     if (!settled && o.schema) {
@@ -103,6 +115,8 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
       outcome = "failed";
       error = err instanceof Error ? err : new Error(String(err));
     }
+  } finally {
+    releaseEvents();
   }
 
   if ((outcome === "timeout" || outcome === "cancelled") && sessionId) await interruptQuietly(deps, sessionId, warn);

@@ -5,10 +5,13 @@ type KnownModel = { id: string; providerID: string };
 /**
  * opencode boots a location lazily; until its model catalogue is loaded (a few hundred ms on a
  * fresh directory) a prompt there fails silently with "Model unavailable". So before the first
- * prompt in a directory we wait until the server lists models for it. Cached per directory.
+ * prompt in a directory we wait until the server lists models for it. Cached per directory, and
+ * concurrent first runs share one wait: each `/api/model` call costs the server ~200 ms of CPU on
+ * its single thread, so 50 parallel calls stalled every request for ~10 s.
  */
 export class LocationWarmup {
   private readonly ready_ = new Map<string, KnownModel[]>();
+  private readonly pending = new Map<string, Promise<KnownModel[]>>();
 
   constructor(
     private readonly api: OpencodeApi,
@@ -19,17 +22,35 @@ export class LocationWarmup {
   async ready(directory: string, signal?: AbortSignal, deadline = Infinity): Promise<KnownModel[]> {
     const cached = this.ready_.get(directory);
     if (cached) return cached;
-    const until = Math.min(Date.now() + this.maxWaitMs, deadline);
+    let shared = this.pending.get(directory);
+    if (!shared) {
+      // Not tied to one caller's signal: an aborted run must not fail the others sharing the wait.
+      shared = this.poll(directory, Math.min(Date.now() + this.maxWaitMs, deadline)).finally(() => this.pending.delete(directory));
+      this.pending.set(directory, shared);
+    }
+    return signal ? abortable(shared, signal) : shared;
+  }
+
+  private async poll(directory: string, until: number): Promise<KnownModel[]> {
     let delay = 50;
     for (;;) {
-      const models = await this.api.models(directory, signal);
+      const models = await this.api.models(directory);
       if (models.length > 0) {
         this.ready_.set(directory, models);
         return models;
       }
-      if (Date.now() + delay > until || signal?.aborted) return [];
+      if (Date.now() + delay > until) return [];
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(delay * 2, 400);
     }
   }
+}
+
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }

@@ -1,24 +1,49 @@
 export interface ScheduleInput {
-  /** ms since the last sign of activity (admit, stream event, visible progress). */
+  /**
+   * ms since the last sign that the turn may be ending: with trusted events, the last "turn ended"
+   * event; without them, any activity (admit, visible progress).
+   */
   sinceActivityMs: number;
   /** The last poll saw "not active" and is waiting for a confirming poll. */
   confirming: boolean;
-  /** The per-session event stream is connected (it wakes us on activity). */
+  /** The event stream covers this turn: it wakes the watcher when the turn ends or asks something. */
   eventsLive: boolean;
   idleTimeoutMs: number;
+  /** False until the session was seen running or answering (default true). */
+  started?: boolean;
+  /** ms since the prompt was admitted (default: long ago). */
+  sinceAdmitMs?: number;
 }
 
+/** With trusted events, a session not seen running within this long (ms) is looked at for silence. */
+export const SILENT_LOOK_AFTER_MS = 1_000;
+
 /**
- * Delay before the next poll (ms): quick right after activity — that is when a turn ends — and
- * backing off while a long turn runs quietly. With the event stream live, the slow poll is only
- * a safety net, since any event wakes the watcher at once.
+ * Delay before the next poll (ms). With trusted events the poll is a slow safety net — the end
+ * event wakes the watcher at once — except right after that event (the session may need a few ms
+ * to go idle) and before the session was seen running (a silent session must be noticed fast:
+ * after SILENT_LOOK_AFTER_MS it is polled briskly).
+ * Without events: quick right after activity, backing off while a long turn runs quietly.
  */
 export function nextPollDelay(input: ScheduleInput): number {
   let delay: number;
   if (input.confirming) delay = 25;
-  else if (input.sinceActivityMs < 400) delay = input.eventsLive ? 60 : 30;
-  else if (input.sinceActivityMs < 1_500) delay = input.eventsLive ? 300 : 100;
-  else if (input.sinceActivityMs < 5_000) delay = input.eventsLive ? 1_000 : 250;
-  else delay = input.eventsLive ? 2_000 : 500;
+  else if (input.eventsLive) {
+    if (input.sinceActivityMs < 400) delay = 50;
+    else if (input.started === false) delay = Math.max(200, SILENT_LOOK_AFTER_MS - (input.sinceAdmitMs ?? Infinity));
+    else delay = 2_000;
+  } else if (input.sinceActivityMs < 400) delay = 30;
+  else if (input.sinceActivityMs < 1_500) delay = 100;
+  else if (input.sinceActivityMs < 5_000) delay = 250;
+  else delay = 500;
   return Math.max(10, Math.min(delay, Math.floor(input.idleTimeoutMs / 4)));
+}
+
+/**
+ * With trusted events, how long the session may stay quiet before a safety-net look at its
+ * messages (a pending tool whose permission event was missed): 5 s, then growing with the
+ * quiet up to 10 s.
+ */
+export function quietCheckEvery(quietMs: number): number {
+  return Math.min(10_000, Math.max(5_000, quietMs));
 }

@@ -5,7 +5,8 @@ import type { ActivePoller } from "./active-poller.ts";
 import { CompletionTracker, newMessagesSince } from "./completion-tracker.ts";
 import { decidePermission, type AgentPolicy } from "./permission-policy.ts";
 import { nextPollDelay } from "./poll-schedule.ts";
-import type { EventHub } from "./event-hub.ts";
+import { fetchAlongside, needsMessages, needsPendingCheck, quietCheckDue, stillSettingUp, type PollState } from "./poll-plan.ts";
+import type { SessionEvents } from "./event-hub.ts";
 
 export type TurnResult =
   | { kind: "done"; messages: SessionMessage[] }
@@ -16,10 +17,13 @@ export type TurnResult =
 export interface TurnWatchOptions {
   api: OpencodeApi;
   activePoller: ActivePoller;
-  events: EventHub;
+  /** The session's events, subscribed before the prompt was sent (so none of this turn is missed). */
+  events: SessionEvents;
   sessionId: string;
   /** Id of the admitted user message: the turn's messages are the ones after it. */
   admittedId: string;
+  /** Epoch ms just before the prompt was sent. */
+  promptSentAt: number;
   policy: AgentPolicy;
   idleTimeoutMs: number;
   /** Epoch ms at which the run's hard timeout fires. */
@@ -33,71 +37,106 @@ const SMALL_PAGE = 20;
 const FULL_PAGE = 200;
 /** Consecutive failed polls tolerated (server blips) before the turn fails. */
 const MAX_POLL_ERRORS = 5;
+const SETTING_UP = { kind: "waiting", progressed: false, confirming: false } as const;
 
 /** Watches one admitted prompt until it completes, goes silent, times out or is cancelled. */
 export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
   const now = o.now ?? Date.now;
+  const hint = o.events;
   const admitAt = now();
   const tracker = new CompletionTracker(admitAt);
-  const hint = o.events.subscribe(o.sessionId);
+  const progressEveryMs = Math.min(2_000, Math.max(50, Math.floor(o.idleTimeoutMs / 3)));
   let lastActivity = admitAt;
   let lastObservation = 0;
   let lastFetch = 0;
-  let lastPermissionCheck = 0;
+  let lastPendingCheck = o.promptSentAt;
+  // Events received by a connection that was live since this instant cover the turn.
+  let syncedAt = o.promptSentAt;
+  let started = false;
   let assistants: SessionMessage[] = [];
   let confirming = false;
   let pageSize = SMALL_PAGE;
   let errors = 0;
-  const progressEvery = Math.min(2_000, Math.max(50, Math.floor(o.idleTimeoutMs / 3)));
 
-  const fetchTurn = async (): Promise<SessionMessage[]> => {
-    let page = newMessagesSince(await o.api.messages(o.sessionId, pageSize, o.signal), o.admittedId);
+  const fetchTurn = async (signal = o.signal): Promise<SessionMessage[]> => {
+    lastFetch = now();
+    let page = newMessagesSince(await o.api.messages(o.sessionId, pageSize, signal), o.admittedId);
     if (!page.complete && pageSize < FULL_PAGE) {
       pageSize = FULL_PAGE; // a long tool-using turn: read more from now on
-      page = newMessagesSince(await o.api.messages(o.sessionId, pageSize, o.signal), o.admittedId);
+      page = newMessagesSince(await o.api.messages(o.sessionId, pageSize, signal), o.admittedId);
     }
     return page.messages.filter((m) => m.type === "assistant");
   };
+  const timedOut = async (which: "idle" | "hard"): Promise<TurnResult> => {
+    // With trusted events nothing was fetched while the turn ran: take the partial answer and
+    // usage for the trace, but never hold a timeout up for long.
+    const cap = AbortSignal.timeout(1_000);
+    assistants = await fetchTurn(o.signal ? AbortSignal.any([o.signal, cap]) : cap).catch(() => assistants);
+    return { kind: "timeout", which, messages: assistants };
+  };
+  const state = (): PollState => {
+    const trusted = hint.live && hint.liveSince <= syncedAt;
+    return {
+      now: now(),
+      admitAt,
+      trusted,
+      resync: hint.live && !trusted,
+      started,
+      confirming,
+      lastObservation,
+      lastFetch,
+      lastActivity,
+      lastEventAt: hint.lastEventAt,
+      lastEndAt: hint.lastEndAt,
+      lastAskAt: hint.lastAskAt,
+      lastPendingCheck,
+      progressEveryMs,
+      idleTimeoutMs: o.idleTimeoutMs,
+    };
+  };
 
-  try {
-    for (;;) {
-      if (o.signal?.aborted) return { kind: "cancelled", messages: assistants };
-      const t = now();
-      lastActivity = Math.max(lastActivity, hint.lastEventAt);
-      if (t >= o.hardDeadline) return { kind: "timeout", which: "hard", messages: assistants };
-      if (t - lastActivity >= o.idleTimeoutMs) return { kind: "timeout", which: "idle", messages: assistants };
-      try {
-        const snapshot = await o.activePoller.snapshotAfter(lastObservation);
-        lastObservation = snapshot.startedAt;
-        const active = snapshot.ids.has(o.sessionId);
-        const eventSinceFetch = hint.lastEventAt > lastFetch;
-        const fetchNow = !active || t - lastFetch >= (eventSinceFetch ? 400 : progressEvery);
-        let fetched: SessionMessage[] | undefined;
-        if (fetchNow) {
-          lastFetch = now();
-          fetched = await fetchTurn();
-          assistants = fetched;
-        }
-        const decision = tracker.observe(active, fetched, now());
-        if (decision.kind === "done") return { kind: "done", messages: decision.messages };
-        if (decision.kind === "silent") return { kind: "silent", messages: assistants };
-        if (decision.progressed) lastActivity = now();
-        confirming = decision.confirming;
-        if (active && CompletionTracker.toolPending(assistants) && now() - lastPermissionCheck >= 500) {
-          lastPermissionCheck = now();
-          await answerPending(o);
-        }
-        errors = 0;
-      } catch (err) {
-        if (o.signal?.aborted) return { kind: "cancelled", messages: assistants };
-        if (err instanceof OpencodeContractError || ++errors >= MAX_POLL_ERRORS) throw err;
-        o.onNotice("opencode poll failed, retrying", { sessionId: o.sessionId, error: (err as Error).message });
+  for (;;) {
+    if (o.signal?.aborted) return { kind: "cancelled", messages: assistants };
+    lastActivity = Math.max(lastActivity, hint.lastEventAt);
+    const s = state();
+    if (s.now >= o.hardDeadline) return timedOut("hard");
+    if (s.now - lastActivity >= o.idleTimeoutMs) return timedOut("idle");
+    try {
+      // The observation must postdate the latest wake-up, or it may predate what woke us.
+      const snapshotting = o.activePoller.snapshotAfter(Math.max(lastObservation, hint.wakeAt));
+      const early = fetchAlongside(s) ? fetchTurn() : undefined;
+      const [snapshot, earlyFetched] = await Promise.all([snapshotting, early]);
+      lastObservation = snapshot.startedAt;
+      const active = snapshot.ids.has(o.sessionId);
+      if (active) started = true;
+      const quietCheck = quietCheckDue(s);
+      let fetched = earlyFetched;
+      if (!fetched && needsMessages(s, active)) fetched = await fetchTurn();
+      if (fetched) {
+        assistants = fetched;
+        if (fetched.length > 0) started = true;
       }
-      const delay = nextPollDelay({ sinceActivityMs: now() - lastActivity, confirming, eventsLive: hint.live, idleTimeoutMs: o.idleTimeoutMs });
-      await hint.wait(Math.min(delay, Math.max(1, o.hardDeadline - now())), o.signal);
+      const settingUp = !fetched && !active && stillSettingUp(s);
+      const decision = settingUp ? SETTING_UP : tracker.observe(active, fetched, now());
+      if (decision.kind === "done") return { kind: "done", messages: decision.messages };
+      if (decision.kind === "silent") return { kind: "silent", messages: assistants };
+      if (decision.progressed) lastActivity = now();
+      confirming = decision.confirming;
+      if (s.resync) syncedAt = s.now;
+      if (needsPendingCheck(s, active, CompletionTracker.toolPending(assistants), quietCheck)) {
+        lastPendingCheck = now();
+        await answerPending(o);
+      }
+      errors = 0;
+    } catch (err) {
+      if (o.signal?.aborted) return { kind: "cancelled", messages: assistants };
+      if (err instanceof OpencodeContractError || ++errors >= MAX_POLL_ERRORS) throw err;
+      o.onNotice("opencode poll failed, retrying", { sessionId: o.sessionId, error: (err as Error).message });
     }
-  } finally {
-    hint.close();
+    const next = state();
+    const sinceActivityMs = next.now - (next.trusted ? next.lastEndAt : lastActivity);
+    const delay = nextPollDelay({ sinceActivityMs, confirming, eventsLive: next.trusted, idleTimeoutMs: o.idleTimeoutMs, started, sinceAdmitMs: next.now - admitAt });
+    await hint.wait(Math.min(delay, Math.max(1, o.hardDeadline - next.now)), o.signal);
   }
 }
 

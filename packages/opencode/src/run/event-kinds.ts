@@ -1,0 +1,44 @@
+/**
+ * What one `/api/event` payload means to a run watcher:
+ * - "end": the turn probably just ended (final step ended or failed, session error/idle) → confirm now;
+ * - "ask": a permission request or question waits for an answer → answer now;
+ * - "progress": anything else about the session (text deltas, tool steps) → resets the idle timeout only.
+ */
+export type EventKind = "end" | "ask" | "progress";
+
+export interface SessionEvent {
+  sessionId: string;
+  kind: EventKind;
+}
+
+const ASK_TYPES = new Set(["permission.v2.asked", "permission.asked", "question.v2.asked", "question.asked"]);
+const END_TYPES = new Set(["session.next.step.failed", "session.error", "session.idle"]);
+
+interface RawEvent {
+  type?: unknown;
+  data?: { sessionID?: unknown; finish?: unknown; status?: { type?: unknown } };
+  durable?: { aggregateID?: unknown };
+}
+
+/** Parses one SSE `data:` payload; undefined for events that name no session (or unparsable ones). */
+export function parseSessionEvent(json: string): SessionEvent | undefined {
+  let event: RawEvent;
+  try {
+    event = JSON.parse(json) as RawEvent;
+  } catch {
+    return undefined;
+  }
+  const id = event.data?.sessionID ?? event.durable?.aggregateID;
+  if (typeof id !== "string") return undefined;
+  return { sessionId: id, kind: kindOf(event) };
+}
+
+function kindOf(event: RawEvent): EventKind {
+  const type = typeof event.type === "string" ? event.type : "";
+  if (ASK_TYPES.has(type)) return "ask";
+  if (END_TYPES.has(type)) return "end";
+  // A step that ends in tool calls continues the turn; any other finish (stop, length, error) ends it.
+  if (type === "session.next.step.ended") return event.data?.finish === "tool-calls" ? "progress" : "end";
+  if (type === "session.status" && event.data?.status?.type === "idle") return "end";
+  return "progress";
+}

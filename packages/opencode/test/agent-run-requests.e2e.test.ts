@@ -1,0 +1,112 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { reply } from "@ratatoskr/testkit";
+import type { Dispatcher } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createCountingDispatcher, createOpencodeClient, type OpencodeClient } from "../src/index.ts";
+import { marker, startOpencodeFixture, type OpencodeFixture } from "./support/opencode-fixture.ts";
+
+const RUN = { idleTimeoutMs: 10_000, hardTimeoutMs: 25_000, policy: { default: "deny" as const } };
+
+let fx: OpencodeFixture;
+beforeAll(async () => {
+  fx = await startOpencodeFixture();
+});
+afterAll(async () => {
+  await fx?.stop();
+});
+
+/** Passes the event stream through, minus the chunks that mention `hidden`. */
+function hidingEvents(handler: Dispatcher.DispatchHandler, hidden: string): Dispatcher.DispatchHandler {
+  return new Proxy(handler, {
+    get(target, key, receiver) {
+      if (key === "onResponseData") {
+        return (controller: Dispatcher.DispatchController, chunk: Buffer) => {
+          if (!chunk.toString("utf8").includes(hidden)) target.onResponseData?.(controller, chunk);
+        };
+      }
+      const value: unknown = Reflect.get(target, key, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/**
+ * A client whose requests are recorded as "METHOD /path" with their send time. `breakEvents` makes
+ * `/api/event` fail; `hideEvents` drops the stream's chunks that mention that text.
+ */
+function recordingClient(options: { breakEvents?: boolean; hideEvents?: string } = {}) {
+  const counting = createCountingDispatcher();
+  const sent: Array<{ route: string; at: number }> = [];
+  const notices: string[] = [];
+  const dispatcher = counting.dispatcher.compose((dispatch) => (opts, handler) => {
+    const path = String(opts.path);
+    sent.push({ route: `${opts.method} ${path.split("?")[0]}`, at: Date.now() });
+    if (!path.startsWith("/api/event")) return dispatch(opts, handler);
+    if (options.breakEvents) return dispatch({ ...opts, path: "/api/no-such-route" }, handler);
+    return dispatch(opts, options.hideEvents ? hidingEvents(handler, options.hideEvents) : handler);
+  });
+  const client: OpencodeClient = createOpencodeClient({
+    baseUrl: fx.server.url,
+    password: fx.server.password,
+    defaultModel: "fake/scripted",
+    dispatcher,
+    logger: { warn: () => undefined, debug: (_d, message) => notices.push(message) },
+  });
+  return { client, sent, notices, close: async () => (await client.close(), await counting.close()) };
+}
+
+describe("requests a run makes", () => {
+  it("warms a fresh directory once for concurrent runs and lists no permissions when none is pending", async () => {
+    const m = marker("quiet");
+    fx.model.addRule({ match: { promptIncludes: m }, reply: [reply.text("one", { delayMs: 300 }), reply.text("two", { delayMs: 300 }), reply.text("three", { delayMs: 300 })] });
+    const directory = await fx.server.makeWorkDir("warm-once");
+    const rec = recordingClient();
+    try {
+      const results = await Promise.all([1, 2, 3].map((i) => rec.client.runAgent({ ...RUN, agent: "judge", directory, prompt: `run ${i} ${m}` })));
+      expect(results.map((r) => r.outcome)).toEqual(["ok", "ok", "ok"]);
+      // One shared wait polls the model list: never two requests at once (each waits ≥ 50 ms after an answer).
+      const listings = rec.sent.filter((s) => s.route === "GET /api/model").map((s) => s.at);
+      expect(listings.length).toBeGreaterThan(0);
+      for (let i = 1; i < listings.length; i++) expect((listings[i] as number) - (listings[i - 1] as number)).toBeGreaterThanOrEqual(40);
+      const before = listings.length;
+      expect((await rec.client.runAgent({ ...RUN, agent: "judge", directory, prompt: `again ${m}` })).outcome).toBe("ok");
+      expect(rec.sent.filter((s) => s.route === "GET /api/model")).toHaveLength(before);
+      expect(rec.sent.filter((s) => /\/(permission|question)$/.test(s.route))).toEqual([]);
+    } finally {
+      await rec.close();
+    }
+  });
+
+  it("still answers a permission request when the event stream is unavailable", async () => {
+    const m = marker("no-events");
+    fx.model.addRule({ match: { promptIncludes: m }, reply: [reply.bash("echo polled > polled.txt"), reply.text("ran it")] });
+    const directory = await fx.server.makeWorkDir("no-events");
+    const rec = recordingClient({ breakEvents: true });
+    try {
+      const result = await rec.client.runAgent({ ...RUN, agent: "dev", directory, prompt: `run ${m}`, policy: { permissions: { bash: "allow" } } });
+      expect(result.outcome).toBe("ok");
+      expect(result.output).toBe("ran it");
+      expect(rec.notices).toContain("permission bash → once");
+      expect(existsSync(join(directory, "polled.txt")) && readFileSync(join(directory, "polled.txt"), "utf8").trim()).toBe("polled");
+    } finally {
+      await rec.close();
+    }
+  });
+
+  it("answers a permission request whose event never arrives (quiet check), so the run cannot hang", async () => {
+    const m = marker("missed-ask");
+    fx.model.addRule({ match: { promptIncludes: m }, reply: [reply.bash("echo late > late.txt"), reply.text("ran it late")] });
+    const directory = await fx.server.makeWorkDir("missed-ask");
+    const rec = recordingClient({ hideEvents: "permission.v2.asked" });
+    try {
+      const result = await rec.client.runAgent({ ...RUN, agent: "dev", directory, prompt: `run ${m}`, policy: { permissions: { bash: "allow" } } });
+      expect(result.outcome).toBe("ok");
+      expect(result.output).toBe("ran it late");
+      expect(rec.notices).toContain("permission bash → once");
+      expect(readFileSync(join(directory, "late.txt"), "utf8").trim()).toBe("late");
+    } finally {
+      await rec.close();
+    }
+  }, 20_000);
+});
