@@ -9,6 +9,7 @@ export * from "./queues/queue-set.ts";
 export * from "./metrics/service-metrics.ts";
 export * from "./worker/job-errors.ts";
 export * from "./worker/job-result.ts";
+export * from "./worker/retry-later.ts";
 export * from "./worker/run-worker.ts";
 export * from "./worker/handler-map.ts";
 export { HandBackError } from "./worker/in-flight-jobs.ts";

@@ -1,12 +1,71 @@
 import { QUEUE } from "@ratatoskr/contracts";
-import { defineService, notImplemented } from "@ratatoskr/service-host";
+import type { Logger } from "@ratatoskr/runtime";
+import { defineService, type ServiceContext } from "@ratatoskr/service-host";
+import { logChannel } from "./channels/log.channel.ts";
+import type { MessageChannel } from "./channels/message-channel.ts";
+import { telegramChannel } from "./channels/telegram.channel.ts";
+import { loadNotifierConfig, NOTIFIER_CONFIG_SCHEMA, type NotifierConfig } from "./config/notifier.config.ts";
+import { ChatLocks } from "./delivery/chat-lock.ts";
+import { createSendPacer } from "./delivery/send-pacer.ts";
+import { createNotifyHandler } from "./handlers/notify.handler.ts";
+import { startStaleSendingSweeper } from "./maintenance/stale-sending.sweeper.ts";
 
-/** Delivers messages to Telegram chats and Gitea status comments. */
-export const notifierService = defineService({
-  name: "notifier",
-  queues: [QUEUE.notify],
-  defaultConcurrency: 8,
-  async create() {
-    return { handlers: { [QUEUE.notify]: notImplemented("notifier", "sending notifications") } };
-  },
-});
+/**
+ * Frees a chat whose sender died. Renewed before every message, so it covers one: a pacing wait
+ * plus the Bot API calls of its parts (each bounded by the channel's call timeout).
+ */
+const CHAT_LEASE_TTL_MS = 45_000;
+
+export interface NotifierServiceOptions {
+  /**
+   * Where messages go instead of the default (Telegram with TELEGRAM_BOT_TOKEN, else the log),
+   * e.g. the demo's console chat.
+   */
+  channel?: (ctx: ServiceContext, config: NotifierConfig) => MessageChannel;
+}
+
+function defaultChannel(config: NotifierConfig, logger: Logger): MessageChannel {
+  const { token, apiRoot } = config.telegram;
+  if (token) return telegramChannel({ token, apiRoot });
+  logger.warn("TELEGRAM_BOT_TOKEN not set: the notifier writes messages to its log instead of Telegram");
+  return logChannel(logger);
+}
+
+/** Delivers messages to Telegram chats (and, in a later issue, Gitea status comments). */
+export function createNotifierService(options: NotifierServiceOptions = {}) {
+  return defineService({
+    name: "notifier",
+    queues: [QUEUE.notify],
+    configSchema: NOTIFIER_CONFIG_SCHEMA,
+    defaultConcurrency: 8,
+    async create(ctx) {
+      const config = loadNotifierConfig(ctx.env);
+      const logger = ctx.logger.child({ component: "notifier" });
+      const prefix = ctx.config.queue.prefix;
+      const handler = createNotifyHandler({
+        notifications: ctx.repos.notifications,
+        tasks: ctx.repos.tasks,
+        channel: options.channel?.(ctx, config) ?? defaultChannel(config, logger),
+        defaultLocale: config.telegram.locale,
+        pacer: createSendPacer({ redis: ctx.redis, prefix, ...config.pacing }),
+        chatLocks: new ChatLocks({ redis: ctx.redis, prefix, ttlMs: CHAT_LEASE_TTL_MS }),
+        busyChatRetryMs: config.pacing.chatIntervalMs / 2,
+      });
+      let stopSweeper: (() => Promise<void>) | undefined;
+      return {
+        handlers: { [QUEUE.notify]: handler },
+        start: async () => {
+          stopSweeper = startStaleSendingSweeper({
+            notifications: ctx.repos.notifications,
+            logger,
+            olderThanMs: config.staleSending.afterMs,
+            intervalMs: config.staleSending.sweepIntervalMs,
+          });
+        },
+        stop: async () => stopSweeper?.(),
+      };
+    },
+  });
+}
+
+export const notifierService = createNotifierService();

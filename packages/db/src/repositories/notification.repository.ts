@@ -55,9 +55,28 @@ export class NotificationRepository {
     });
   }
 
-  /** sending → pending when nothing went out (e.g. 429 before any part was sent), so a retry may claim it. */
-  release(id: number, error: string): Promise<boolean> {
-    return this.settle(id, ["sending"], { status: "pending", error });
+  /**
+   * sending → pending when the send stopped at a known point (e.g. a 429), so a retry may claim
+   * it. `sentMessageIds` are the parts of a long text that did go out: the retry skips them.
+   */
+  release(id: number, error: string, sentMessageIds?: readonly (number | bigint)[]): Promise<boolean> {
+    return this.settle(id, ["sending"], {
+      status: "pending",
+      error,
+      ...(sentMessageIds ? { sentMessageIds: sentMessageIds.map(BigInt) } : {}),
+    });
+  }
+
+  /**
+   * A Telegram chat's messages still waiting, oldest first, up to and including `upToId`. The
+   * notifier sends a chat's messages in this order, so a later one never overtakes an earlier one.
+   */
+  listPendingForChat(chatId: number | bigint, upToId: number, limit = 50): Promise<Notification[]> {
+    return this.db.notification.findMany({
+      where: { channel: "telegram", chatId, status: "pending", id: { lte: upToId } },
+      orderBy: { id: "asc" },
+      take: limit,
+    });
   }
 
   /** Permanent failure: never retried. */

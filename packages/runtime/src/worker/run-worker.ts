@@ -1,4 +1,4 @@
-import { UnrecoverableError, WaitingError, Worker, type Job } from "bullmq";
+import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { parseJobData, type JobData, type QueueName } from "@ratatoskr/contracts";
@@ -9,6 +9,7 @@ import { settlesWithin } from "../util/with-timeout.ts";
 import { InFlightJobs } from "./in-flight-jobs.ts";
 import { classifyFailure } from "./job-errors.ts";
 import { isSkipped } from "./job-result.ts";
+import { RetryLaterError } from "./retry-later.ts";
 
 export interface JobContext<Q extends QueueName> {
   readonly job: Job<JobData<Q>>;
@@ -24,6 +25,7 @@ export interface JobContext<Q extends QueueName> {
 /**
  * Handles one job. Throw PermanentError (or an error with `permanent: true`) for failures a retry
  * cannot fix; anything else is retried with backoff. Return `skipped(reason)` for expected no-ops.
+ * Throw RetryLaterError to wait a known time (a 429, a busy resource) without using an attempt.
  */
 export type JobHandler<Q extends QueueName> = (data: JobData<Q>, ctx: JobContext<Q>) => Promise<unknown>;
 
@@ -122,6 +124,13 @@ export function runWorker<Q extends QueueName>(opts: RunWorkerOptions<Q>): Worke
         jobLog.warn("job handed back to the queue at shutdown");
         // BullMQ leaves a job alone after WaitingError: it is already back in `wait`.
         throw new WaitingError();
+      }
+      if (err instanceof RetryLaterError && token !== undefined) {
+        await job.moveToDelayed(Date.now() + err.delayMs, token);
+        count("retrying");
+        jobLog.info({ delayMs: err.delayMs, reason: err.message }, "job delayed, attempt not counted");
+        // BullMQ leaves a job alone after DelayedError: it is already in `delayed`.
+        throw new DelayedError();
       }
       throw failAttempt(err, job, jobLog);
     } finally {

@@ -1,0 +1,75 @@
+import type { JobHandler } from "@ratatoskr/runtime";
+import { PermanentError, RetryLaterError, skipped } from "@ratatoskr/runtime";
+import type { ChatLocks } from "../delivery/chat-lock.ts";
+import { drainChat, type ChatDrainDeps } from "../delivery/chat-drain.ts";
+import type { DeliveryOutcome } from "../delivery/deliver-notification.ts";
+
+export interface NotifyHandlerDeps extends ChatDrainDeps {
+  chatLocks: ChatLocks;
+  /** How long a job waits before trying a chat whose lease another job holds. */
+  busyChatRetryMs: number;
+}
+
+/** What a `message` job reports when it delivered its own notification. */
+export interface SentResult {
+  status: "sent";
+  notificationId: number;
+  messageIds: number[];
+}
+
+/** Spreads retries of jobs waiting for one busy chat, so they do not all wake at once. */
+function withJitter(ms: number): number {
+  return ms + Math.floor(Math.random() * (ms / 2));
+}
+
+/**
+ * The `notify` queue's handler. A `message` job delivers one stored notification; it takes the
+ * chat's lease and sends every earlier pending message of that chat first, so messages arrive
+ * in the order they were created whichever job runs first. Jobs whose message is already
+ * handled are skipped; a busy chat or a 429 delays the job without using an attempt.
+ */
+export function createNotifyHandler(deps: NotifyHandlerDeps): JobHandler<"notify"> {
+  return async (data, { job, logger, signal }) => {
+    if (data.kind === "gitea-status") {
+      throw new PermanentError(`gitea status comments are not implemented yet (task ${data.taskId})`);
+    }
+    const { notificationId } = data;
+    const log = logger.child({ notificationId });
+    const notification = await deps.notifications.findById(notificationId);
+    if (!notification) return skipped(`notification ${notificationId} does not exist`);
+    if (notification.channel !== "telegram" || notification.chatId === null) {
+      await deps.notifications.markFailed(notificationId, "not a Telegram message: no chat to send to");
+      throw new PermanentError(`notification ${notificationId} has no Telegram chat`);
+    }
+    if (notification.status !== "pending") {
+      return skipped(`notification ${notificationId} is already ${notification.status}`);
+    }
+
+    const chatId = Number(notification.chatId);
+    const lease = await deps.chatLocks.acquire(chatId);
+    if (!lease)
+      throw new RetryLaterError(withJitter(deps.busyChatRetryMs), `chat ${chatId} is being sent to`);
+    const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    let outcome: DeliveryOutcome | undefined;
+    try {
+      outcome = await drainChat(deps, { lease, upToId: notificationId, finalAttempt, signal, logger: log });
+    } finally {
+      // If Redis is gone the lease simply expires; the drain's own error is the one to report.
+      await lease.release().catch((err: unknown) => log.warn({ err }, "could not release the chat lease"));
+    }
+
+    switch (outcome?.kind) {
+      case "sent":
+        return { status: "sent", notificationId, messageIds: outcome.messageIds } satisfies SentResult;
+      case "dropped":
+        return skipped(`notification ${notificationId} dropped: ${outcome.reason}`);
+      case "failed":
+        throw new PermanentError(`notification ${notificationId} failed: ${outcome.error}`);
+      default: {
+        // Another job's drain handled it between our check and the lease.
+        const now = await deps.notifications.findById(notificationId);
+        return skipped(`notification ${notificationId} is already ${now?.status ?? "gone"}`);
+      }
+    }
+  };
+}

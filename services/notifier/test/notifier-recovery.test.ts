@@ -1,0 +1,145 @@
+import { Telegram } from "telegraf";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import {
+  createNotifierService,
+  TelegramSender,
+  type MessageChannel,
+  type TelegramMessageApi,
+} from "../src/index.ts";
+import { NotifierHarness, WAIT } from "./support/notifier-harness.ts";
+
+const harnesses: NotifierHarness[] = [];
+
+async function start(...args: Parameters<typeof NotifierHarness.start>): Promise<NotifierHarness> {
+  const harness = await NotifierHarness.start(...args);
+  harnesses.push(harness);
+  return harness;
+}
+
+afterEach(async () => {
+  // Replicas that joined another harness first, then the owner of the shared resources.
+  for (const harness of harnesses.splice(0).reverse()) await harness.stop();
+});
+
+/** A text of `lines` long lines: several Telegram messages' worth. */
+function longReason(lines: number): string {
+  return Array.from(
+    { length: lines },
+    (_, i) => `line ${String(i).padStart(3, "0")} ${"x".repeat(180)}`,
+  ).join("\n");
+}
+
+describe("notifier: recovery", () => {
+  it("resumes a long text after a 429 between its parts, sending no part twice", async () => {
+    let calls = 0;
+    const service = createNotifierService({
+      channel: (_ctx, config) => {
+        const telegram = new Telegram(config.telegram.token ?? "", {
+          apiRoot: config.telegram.apiRoot ?? "",
+        });
+        const api: TelegramMessageApi = {
+          // The second part hits the rate limit, as a busy bot would.
+          sendMessage: async (chatId, text, extra) => {
+            calls += 1;
+            if (calls === 2) {
+              throw {
+                ok: false,
+                error_code: 429,
+                description: "Too Many Requests: retry after 1",
+                parameters: { retry_after: 1 },
+              };
+            }
+            return telegram.sendMessage(chatId, text, extra);
+          },
+          editMessageText: (...args) => telegram.editMessageText(...args),
+        };
+        return new TelegramSender(api);
+      },
+    });
+    const h = await start({ service });
+    const chatId = 4_001;
+    h.fake.addChat(chatId);
+    const notification = await h.message(chatId, "task.failed", { taskId: 9, reason: longReason(60) });
+    const job = await h.finished(await h.enqueue(notification.id));
+
+    const parts = h.fake.sent(chatId);
+    expect(job.returnvalue).toMatchObject({ status: "sent", messageIds: parts.map((p) => p.messageId) });
+    expect(parts.length).toBeGreaterThanOrEqual(3);
+    const lines = parts.flatMap((p) => p.plainText.match(/line \d{3}/g) ?? []);
+    expect(lines).toEqual(Array.from({ length: 60 }, (_, i) => `line ${String(i).padStart(3, "0")}`));
+    expect((parts[1]?.time ?? 0) - (parts[0]?.time ?? 0)).toBeGreaterThanOrEqual(950);
+    expect(await h.notification(notification.id)).toMatchObject({
+      status: "sent",
+      attempts: 2,
+      sentMessageIds: parts.map((p) => BigInt(p.messageId)),
+    });
+  });
+
+  it("never resends a message whose notifier was shut down mid-send; it is marked failed later", async () => {
+    let sendStarted: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (sendStarted = resolve));
+    // Telegram never answers this replica, so its send is in flight when it stops.
+    const stuck: MessageChannel = {
+      send: () => {
+        sendStarted();
+        return new Promise<number[]>(() => undefined);
+      },
+    };
+    const first = await start({
+      service: createNotifierService({ channel: () => stuck }),
+      env: { SHUTDOWN_TIMEOUT_MS: "200" },
+    });
+    const chatId = 4_002;
+    first.fake.addChat(chatId);
+    const notification = await first.message(chatId, "bot.help", {});
+    const jobId = await first.enqueue(notification.id);
+    await started;
+
+    const second = await start({
+      joining: first,
+      env: { NOTIFIER_STALE_SENDING_MS: "1000", NOTIFIER_STALE_SWEEP_INTERVAL_MS: "100" },
+    });
+    await first.host.shutdown("simulated crash");
+    const job = await second.finished(jobId);
+
+    expect(job.returnvalue).toMatchObject({
+      status: "skipped",
+      reason: expect.stringContaining("already sending"),
+    });
+    await vi.waitFor(async () => {
+      expect(await second.notification(notification.id)).toMatchObject({
+        status: "failed",
+        error: expect.stringContaining("delivery unknown"),
+      });
+    }, WAIT);
+    expect(second.sendRequests(chatId)).toHaveLength(0);
+  });
+
+  it("starts without a bot token and writes messages to its log instead", async () => {
+    const h = await start({ env: { TELEGRAM_BOT_TOKEN: "" } });
+    const chatId = 4_003;
+    h.fake.addChat(chatId);
+    const notification = await h.message(chatId, "bot.help", {});
+    const job = await h.finished(await h.enqueue(notification.id));
+
+    expect(job.returnvalue).toMatchObject({ status: "sent", messageIds: [] });
+    expect(await h.notification(notification.id)).toMatchObject({ status: "sent" });
+    expect(h.fake.requests()).toHaveLength(0);
+  });
+
+  it("retries a 5xx with backoff instead of at once, and delivers once", async () => {
+    const h = await start();
+    const chatId = 4_004;
+    h.fake.addChat(chatId);
+    h.fake.failNext("sendMessage", { error_code: 502, description: "Bad Gateway" });
+    const notification = await h.message(chatId, "bot.help", {});
+    const job = await h.finished(await h.enqueue(notification.id));
+
+    expect(job.returnvalue).toMatchObject({ status: "sent" });
+    const requests = h.sendRequests(chatId);
+    expect(requests).toHaveLength(2);
+    // The first retry waits the queue's backoff (5 s); a storm would come back within milliseconds.
+    expect((requests[1]?.time ?? 0) - (requests[0]?.time ?? 0)).toBeGreaterThanOrEqual(4_000);
+    expect(h.fake.sent(chatId)).toHaveLength(1);
+  });
+});
