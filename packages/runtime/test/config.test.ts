@@ -192,3 +192,12 @@ describe("README", () => {
     expect(cells(table)).toEqual(expected);
   });
 });
+
+describe("renderConfigTable with shared variables", () => {
+  it("documents a variable two services declare once, and refuses conflicting declarations", () => {
+    const token = (def?: string) => envString("SHARED_TOKEN", { description: "shared", optional: true, ...(def ? { default: def } : {}) });
+    const same = renderConfigTable({ a: { token: token() }, b: { token: token() } });
+    expect(same.match(/SHARED_TOKEN/g)).toHaveLength(1);
+    expect(() => renderConfigTable({ a: { token: token() }, b: { token: token("x") } })).toThrow(/declared twice/);
+  });
+});

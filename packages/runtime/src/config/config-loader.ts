@@ -96,9 +96,25 @@ export function describeConfig(schema: ConfigSchema, prefix = ""): ConfigVariabl
   });
 }
 
+/**
+ * Services that share a variable (e.g. the bot token, read by ingress and notifier) declare it
+ * each; it is documented once, and declarations that disagree on its default are a bug.
+ */
+function uniqueVariables(variables: ConfigVariable[]): ConfigVariable[] {
+  const byName = new Map<string, ConfigVariable>();
+  for (const v of variables) {
+    const seen = byName.get(v.name);
+    if (!seen) byName.set(v.name, v);
+    else if (seen.defaultValue !== v.defaultValue || seen.secret !== v.secret) {
+      throw new Error(`${v.name} is declared twice with different defaults or secrecy (${seen.path}, ${v.path})`);
+    }
+  }
+  return [...byName.values()];
+}
+
 /** Markdown table of a schema's variables; README tables are generated or checked against it. */
 export function renderConfigTable(schema: ConfigSchema): string {
-  const rows = describeConfig(schema).map((v) => {
+  const rows = uniqueVariables(describeConfig(schema)).map((v) => {
     const fallback =
       v.defaultValue !== undefined ? `\`${v.defaultValue}\`` : v.required ? "required" : "optional";
     const meaning = `${v.description} (${v.format}${v.secret ? "; secret" : ""})`.replaceAll("|", "\\|");
