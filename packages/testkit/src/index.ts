@@ -2,3 +2,4 @@ export * from "./fake-telegram/index.ts";
 export * from "./scripted-model/index.ts";
 export * from "./opencode-server/index.ts";
 export * from "./processes/index.ts";
+export * from "./fake-gitea/index.ts";

@@ -1,0 +1,192 @@
+import type { AnalystJob } from "@ratatoskr/contracts";
+import type { AgentTraceRecord, DialogueTurn, Repositories, Task } from "@ratatoskr/db";
+import type { AgentPolicy, AgentRunResult, OpencodeClient, TraceRecord } from "@ratatoskr/opencode";
+import { PermanentError, skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
+import type { TaskDraft } from "../draft/draft-merge.ts";
+import { interpretVerdict, settleDraft, type AnalysisOutcome } from "../outcome/analysis-outcome.ts";
+import { dialogueLanguage } from "../outcome/fallback-questions.ts";
+import { buildAnalystPrompt, type DialogueLine } from "../prompt/analyst-prompt.ts";
+import { findMissingRepositories } from "../repositories/repository-check.ts";
+import type { RepositoryDirectory } from "../repositories/repository-directory.ts";
+import { classifyRunFailure } from "../run/run-failure.ts";
+import { analystVerdictSchema, type AnalystVerdict } from "../verdict/analyst-verdict.schema.ts";
+import { ensureScratchDir } from "../workspace/scratch-dir.ts";
+import { releaseFailedAnalysis, settleAnalysis, type TransitionFn } from "./settle-analysis.ts";
+import { isAnalysisAlreadySettled } from "./stale-analysis.ts";
+
+/** The analyst reads and thinks; it never edits, runs commands or fetches the web. */
+export const ANALYST_POLICY: AgentPolicy = {
+  permissions: { edit: "deny", bash: "deny", webfetch: "deny" },
+  default: "deny",
+};
+
+export const ANALYST_AGENT = "analyst";
+
+export interface AnalystHandlerDeps {
+  repos: Pick<Repositories, "tasks" | "turns" | "traces" | "events">;
+  /** Applies an event and dispatches its follow-ups (ServiceContext.transition). */
+  transition: TransitionFn;
+  opencode: Pick<OpencodeClient, "runAgent">;
+  /** Undefined: repositories are not checked (none configured). */
+  repositories: RepositoryDirectory | undefined;
+  workspaceDir: string;
+  idleTimeoutMs: number;
+  hardTimeoutMs: number;
+  maxQuestions: number;
+}
+
+type Ctx = JobContext<"analyst">;
+
+function draftOf(task: Task): TaskDraft {
+  const { title, goal, repos, why, acceptanceCriteria } = task;
+  return { title, goal, repos, why, acceptanceCriteria };
+}
+
+function traceRow(trace: TraceRecord): AgentTraceRecord {
+  return {
+    ...trace,
+    // The traces table speaks of completed runs; the client says "ok".
+    outcome: trace.outcome === "ok" ? "completed" : trace.outcome,
+    sessionId: trace.sessionId ?? null,
+    model: trace.model ?? null,
+    error: trace.error ?? null,
+  };
+}
+
+/** On the job's last attempt a retryable failure must settle instead, or the task stays analysing. */
+function isLastAttempt(ctx: Ctx): boolean {
+  return ctx.job.attemptsMade + 1 >= (ctx.job.opts.attempts ?? 1);
+}
+
+/** The dialogue split into what earlier analyses saw and the person's turns this one is about. */
+function splitDialogue(turns: readonly DialogueTurn[]): { history: DialogueLine[]; pending: DialogueTurn[] } {
+  const pending = turns.filter((turn) => turn.role === "user" && turn.analysedAt === null);
+  const history = turns
+    .filter((turn) => !pending.includes(turn))
+    .map((turn) => ({
+      role: turn.role === "user" ? ("user" as const) : ("assistant" as const),
+      text: turn.text,
+    }));
+  return { history, pending };
+}
+
+/**
+ * The `analyst` queue's handler for Telegram dialogue turns (`turn`, `force-draft`): one agent
+ * run over the pending turns, then exactly one report to the state machine — asked, drafted,
+ * aborted, or failed — so the task never stays `analysing`.
+ */
+export function createAnalyseTurnHandler(deps: AnalystHandlerDeps): JobHandler<"analyst"> {
+  return async (data, ctx) => {
+    if (data.kind === "plan" || data.kind === "discuss") {
+      throw new PermanentError(
+        `analyst: Gitea "${data.kind}" commands are not implemented yet (a later issue delivers them)`,
+      );
+    }
+    const task = await deps.repos.tasks.findById(data.taskId);
+    if (!task) return skipped(`task ${data.taskId} does not exist`);
+    if (task.status !== "collecting" || !task.analysing) {
+      return skipped(
+        `task ${task.id} is ${task.status}${task.analysing ? "" : " and not analysing"}; nothing to analyse`,
+      );
+    }
+    if (isAnalysisAlreadySettled(ctx.job.id, task.id, await deps.repos.events.list(task.id))) {
+      return skipped(`analysis ${ctx.job.id} already reported back`);
+    }
+    try {
+      return await analyse(deps, data, task, ctx);
+    } catch (err) {
+      // Whatever broke (the repository host, the database), the last attempt must release the task.
+      if (isLastAttempt(ctx) && !ctx.signal.aborted) {
+        await releaseFailedAnalysis(
+          { transition: deps.transition, logger: ctx.logger, taskId: task.id },
+          "unavailable",
+        ).catch((releaseErr: unknown) =>
+          ctx.logger.error({ err: releaseErr }, "could not release the failed analysis"),
+        );
+      }
+      throw err;
+    }
+  };
+}
+
+async function analyse(deps: AnalystHandlerDeps, data: AnalystJob, task: Task, ctx: Ctx): Promise<unknown> {
+  const forced = data.kind === "force-draft";
+  const { history, pending } = splitDialogue(await deps.repos.turns.list(task.id));
+  const draft = draftOf(task);
+  const prompt = buildAnalystPrompt({
+    taskId: task.id,
+    draft,
+    history,
+    newMessages: pending.map((turn) => turn.text),
+    maxQuestions: deps.maxQuestions,
+    forced,
+  });
+  ctx.logger.info({ pendingTurns: pending.length, forced }, "analysis started");
+  const result = await deps.opencode.runAgent({
+    agent: ANALYST_AGENT,
+    directory: await ensureScratchDir(deps.workspaceDir, task.id),
+    prompt,
+    policy: ANALYST_POLICY,
+    schema: analystVerdictSchema,
+    idleTimeoutMs: deps.idleTimeoutMs,
+    hardTimeoutMs: deps.hardTimeoutMs,
+    signal: ctx.signal,
+  });
+  await deps.repos.traces.record(task.id, traceRow(result.trace));
+  const target = { transition: deps.transition, logger: ctx.logger, taskId: task.id };
+
+  if (result.outcome !== "ok" || result.verdict === undefined) return handleFailedRun(result, target, ctx);
+
+  ctx.logger.info(
+    { phase: result.verdict.phase, sessionId: result.sessionId, repaired: result.repaired },
+    "verdict received",
+  );
+  const outcome = await outcomeOf(deps, result.verdict, draft, ctx);
+  const settled = await settleAnalysis(
+    {
+      ...target,
+      fedTurnIds: pending.map((turn) => turn.id),
+      forced,
+      language: dialogueLanguage(
+        [...history, ...pending].filter((t) => t.role === "user").map((t) => t.text),
+      ),
+    },
+    outcome,
+  );
+  return settled
+    ? { status: "analysed", outcome: outcome.kind }
+    : skipped("task moved on during the analysis");
+}
+
+async function outcomeOf(
+  deps: AnalystHandlerDeps,
+  verdict: AnalystVerdict,
+  draft: TaskDraft,
+  ctx: Ctx,
+): Promise<AnalysisOutcome> {
+  const meaning = interpretVerdict(verdict, draft, deps.maxQuestions);
+  if (meaning.kind !== "draft") return meaning;
+  const missing = await findMissingRepositories(deps.repositories, meaning.repos, ctx.signal);
+  if (missing.length > 0) ctx.logger.info({ missing }, "draft names repositories that do not exist");
+  return settleDraft(meaning, missing);
+}
+
+async function handleFailedRun(
+  result: AgentRunResult<AnalystVerdict>,
+  target: Parameters<typeof releaseFailedAnalysis>[0],
+  ctx: Ctx,
+): Promise<unknown> {
+  const failure = classifyRunFailure(result);
+  const reason = result.error?.message ?? `run ended ${result.outcome}`;
+  if (failure.action === "interrupted") throw new Error(`analysis interrupted: ${reason}`);
+  if (failure.action === "retry" && !isLastAttempt(ctx))
+    throw new Error(`analysis run failed, will retry: ${reason}`);
+  ctx.logger.warn(
+    { outcome: result.outcome, problem: failure.problem, sessionId: result.sessionId, error: reason },
+    "analysis produced no usable verdict",
+  );
+  const released = await releaseFailedAnalysis(target, failure.problem);
+  return released
+    ? { status: "failed-analysis", problem: failure.problem }
+    : skipped("task moved on during the analysis");
+}

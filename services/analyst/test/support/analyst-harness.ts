@@ -1,0 +1,189 @@
+import { readFile, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { TaskEvent } from "@ratatoskr/contracts";
+import { DialogueTurnRepository, type Notification, type PrismaClient, type Task } from "@ratatoskr/db";
+import { startHost, type RunningHost } from "@ratatoskr/service-host";
+import {
+  FakeGitea,
+  startOpencodeServer,
+  startScriptedModel,
+  type ModelRequest,
+  type OpencodeServer,
+  type ScriptedModel,
+} from "@ratatoskr/testkit";
+import {
+  createTestDatabase,
+  createTestRedis,
+  type TestDatabase,
+  type TestRedis,
+} from "@ratatoskr/testkit/vitest";
+import { vi } from "vitest";
+import { analystService } from "../../src/index.ts";
+import { PROMPT_SECTIONS } from "../../src/prompt/analyst-prompt.ts";
+
+/** Generous for a slow machine; never a fixed sleep. */
+export const WAIT = { timeout: 25_000, interval: 50 };
+
+export const AGENTS_DIR = fileURLToPath(new URL("../../../../agents/", import.meta.url));
+export const EXISTING_REPO = "acme/web";
+export const MAX_QUESTIONS = 2;
+
+/** The first line of the real agent file's body: what the model sees as its system prompt. */
+export async function analystPromptMark(): Promise<string> {
+  const file = await readFile(join(AGENTS_DIR, "analyst.md"), "utf8");
+  const body = file.split(/^---$/m)[2] ?? "";
+  const first = body.trim().split("\n")[0];
+  if (!first) throw new Error("agents/analyst.md has no prompt body");
+  return first;
+}
+
+let seq = 0;
+/** A marker unique in this test process; rules route on it. */
+export function marker(name: string): string {
+  return `[[${name}-${process.pid}-${++seq}]]`;
+}
+
+/** The part of a prompt under one heading. */
+export function section(prompt: string, heading: keyof typeof PROMPT_SECTIONS): string {
+  const start = prompt.indexOf(PROMPT_SECTIONS[heading]);
+  if (start < 0) return "";
+  const rest = prompt.slice(start + PROMPT_SECTIONS[heading].length);
+  const next = rest.search(/\n## /);
+  return next < 0 ? rest : rest.slice(0, next);
+}
+
+/**
+ * The analyst service as main.ts runs it (startHost), with a real `opencode serve` holding the
+ * real agents/analyst.md, a scripted model, a fake Gitea, and a Postgres schema and Redis prefix
+ * of its own. Tests drive tasks the way ingress does (turn row + `turn.received` in one transaction).
+ */
+export class AnalystHarness {
+  private constructor(
+    readonly model: ScriptedModel,
+    readonly opencode: OpencodeServer,
+    readonly gitea: FakeGitea,
+    readonly database: TestDatabase,
+    readonly redis: TestRedis,
+    readonly host: RunningHost,
+    readonly workspace: string,
+    readonly promptMark: string,
+  ) {}
+
+  static async start(): Promise<AnalystHarness> {
+    const model = await startScriptedModel();
+    const opencode = await startOpencodeServer({ provider: { baseUrl: model.url }, agentsDir: AGENTS_DIR });
+    const gitea = await new FakeGitea().start();
+    gitea.addRepo(EXISTING_REPO);
+    const database = await createTestDatabase();
+    const redis = createTestRedis();
+    const workspace = await mkdtemp(join(tmpdir(), "ratatoskr-analyst-test-"));
+    const host = await startHost({
+      name: "analyst",
+      services: [analystService],
+      env: {
+        REDIS_URL: redis.url,
+        DATABASE_URL: database.connectionString,
+        DATABASE_SCHEMA: database.schema,
+        QUEUE_PREFIX: redis.prefix,
+        HTTP_HOST: "127.0.0.1",
+        HTTP_PORT: "0",
+        LOG_LEVEL: "silent",
+        OPENCODE_URL: opencode.url,
+        OPENCODE_SERVER_PASSWORD: opencode.password,
+        OPENCODE_MODEL: `fake/${model.modelId}`,
+        WORKSPACE_DIR: workspace,
+        GITEA_URL: gitea.url,
+        GITEA_TOKEN: gitea.token,
+        ANALYST_MAX_QUESTIONS: String(MAX_QUESTIONS),
+        ANALYST_IDLE_TIMEOUT_MS: "20000",
+        ANALYST_HARD_TIMEOUT_MS: "40000",
+      },
+      handleSignals: false,
+    });
+    return new AnalystHarness(
+      model,
+      opencode,
+      gitea,
+      database,
+      redis,
+      host,
+      workspace,
+      await analystPromptMark(),
+    );
+  }
+
+  get prisma(): PrismaClient {
+    return this.database.db.prisma;
+  }
+
+  transition(taskId: number, event: TaskEvent) {
+    return this.host.context.transition(taskId, event);
+  }
+
+  /** A new Telegram task whose first message is `text` (as ingress opens one). */
+  async startTask(text: string, chatId = 7_000 + seq): Promise<Task> {
+    const task = await this.host.context.repos.tasks.createTelegramTask({
+      chatId,
+      maxTurns: 10,
+      maxRounds: 3,
+    });
+    await this.say(task.id, text);
+    return task;
+  }
+
+  /** One dialogue turn: stored and counted in one transaction, as ingress does it. */
+  async say(taskId: number, text: string): Promise<void> {
+    await this.host.context.transition(
+      taskId,
+      { type: "turn.received" },
+      {
+        alongside: (tx) =>
+          new DialogueTurnRepository(tx).add({ taskId, role: "user", text }).then(() => undefined),
+      },
+    );
+  }
+
+  /** Waits until no analysis is in flight for the task, then returns it. */
+  async settled(taskId: number): Promise<Task> {
+    return vi.waitFor(async () => {
+      const task = await this.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+      if (task.analysing) throw new Error(`task ${taskId} is still analysing`);
+      return task;
+    }, WAIT);
+  }
+
+  notifications(taskId: number): Promise<Notification[]> {
+    return this.prisma.notification.findMany({ where: { taskId }, orderBy: { id: "asc" } });
+  }
+
+  /** The analyst prompts (first turn of each session) whose text contains `mark`, in order. */
+  analystPrompts(mark: string): ModelRequest[] {
+    return this.model.requests.filter(
+      (r) => r.system.includes(this.promptMark) && r.userTexts.length === 1 && r.lastUserText.includes(mark),
+    );
+  }
+
+  async waitForPrompt(
+    mark: string,
+    heading: keyof typeof PROMPT_SECTIONS = "newMessages",
+  ): Promise<ModelRequest> {
+    return vi.waitFor(() => {
+      const found = this.model.requests.find(
+        (r) => r.system.includes(this.promptMark) && section(r.lastUserText, heading).includes(mark),
+      );
+      if (!found) throw new Error(`no analyst prompt with ${mark} under ${heading} yet`);
+      return found;
+    }, WAIT);
+  }
+
+  async stop(): Promise<void> {
+    await this.host?.shutdown("test finished");
+    await Promise.allSettled([this.opencode.stop(), this.gitea.stop()]);
+    await this.model.close();
+    await this.redis.cleanup();
+    await this.database.drop();
+    await rm(this.workspace, { recursive: true, force: true });
+  }
+}
