@@ -142,7 +142,7 @@ describe("analyst: one dialogue turn through the real opencode serve", () => {
     expect(settled).toMatchObject({ status: "collecting", turnCount: 1, title: draft.title, repos: [] });
     const notices = await h.notifications(task.id);
     expect(notices.map((n) => [n.template, n.params])).toEqual([
-      ["task.repo-not-found", { taskId: task.id, missing: ["acme/nope"] }],
+      ["task.repo-not-found", { taskId: task.id, missing: "acme/nope" }],
     ]);
     const said = await h.prisma.dialogueTurn.findFirst({ where: { taskId: task.id, role: "assistant" } });
     expect(said?.text).toContain("acme/nope");

@@ -76,6 +76,14 @@ describe("prepareMessage", () => {
     expect(plain(message.html)).toContain("1. Which <repo>?\n2. What & why?\n");
   });
 
+  it("names every missing repository the reducer joined with newlines", () => {
+    const params = { taskId: 7, missing: "acme/nope\nacme/gone" };
+    const message = ok(prepareMessage({ template: "task.repo-not-found", params, replyMarkup: null }, TASK, "en"));
+    expect(plain(message.html)).toContain("acme/nope");
+    expect(plain(message.html)).toContain("acme/gone");
+    expect(plain(message.html)).not.toContain("acme/nope\nacme/gone");
+  });
+
   it("takes branch and pull request of a finished task from the task row", () => {
     const message = ok(
       prepareMessage(

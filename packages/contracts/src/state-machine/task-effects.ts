@@ -14,6 +14,7 @@ export type NotifyTemplate =
   | "task.draft-ready"
   | "task.aborted"
   | "task.analyst-error"
+  | "task.repo-not-found"
   | "task.approved"
   | "task.cancelled"
   | "task.retried"

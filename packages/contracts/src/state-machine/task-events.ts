@@ -20,6 +20,11 @@ export type TelegramEvent =
   | { type: "turn.received" }
   /** The analyst asked questions; the draft is not complete yet. */
   | ({ type: "analyst.asked"; questions: string[] } & AnalysisOutcome)
+  /**
+   * The draft names repositories the git host does not have: the draft keeps its other fields
+   * and the person is asked about those repositories (counts as a question turn).
+   */
+  | ({ type: "analyst.repos-missing"; missing: string[] } & AnalysisOutcome)
   /** The analyst completed the draft (phase propose or ready) and the repositories exist. */
   | ({ type: "analyst.drafted" } & AnalysisOutcome)
   /**

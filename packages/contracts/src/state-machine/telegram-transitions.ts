@@ -82,6 +82,12 @@ export function telegramTransition(task: TaskSnapshot, event: TelegramEvent): Tr
         notify("task.questions", { taskId: task.id, questions: event.questions.join("\n") }),
       ]);
 
+    case "analyst.repos-missing":
+      if (status !== "collecting" || !task.analysing) return refuse(task, event.type, "illegal");
+      return afterAnalysis(task, event, { turnCount: task.turnCount + 1 }, [
+        notify("task.repo-not-found", { taskId: task.id, missing: event.missing.join("\n") }),
+      ]);
+
     case "analyst.drafted":
       if (status !== "collecting" || !task.analysing) return refuse(task, event.type, "illegal");
       return afterAnalysis(

@@ -3,7 +3,6 @@ import {
   DialogueTurnRepository,
   type ApplyTransitionOptions,
   type AppliedTransition,
-  type DbClient,
 } from "@ratatoskr/db";
 import type { Logger } from "@ratatoskr/runtime";
 import type { AnalysisOutcome } from "../outcome/analysis-outcome.ts";
@@ -12,7 +11,6 @@ import {
   whichRepositoryQuestion,
   type DialogueLanguage,
 } from "../outcome/fallback-questions.ts";
-import { turnQuestionsIntoRepoNotFound } from "./repo-not-found.workaround.ts";
 
 export type TransitionFn = (
   taskId: number,
@@ -36,8 +34,6 @@ interface Report {
   patch?: ApplyTransitionOptions["patch"];
   /** Stored as the analyst's dialogue turn, so the next analysis knows what the person was told. */
   said: string;
-  /** Extra writes when the person is actually answered (the analysis was not superseded). */
-  whenAnswered?: (tx: DbClient) => Promise<void>;
 }
 
 function lines(...parts: Array<string | undefined>): string {
@@ -60,17 +56,12 @@ function reportOf(outcome: AnalysisOutcome, ctx: SettleContext): Report {
         said: lines(outcome.reply, question),
       };
     }
-    case "repos-missing": {
-      const question = missingRepositoriesQuestion(ctx.language, outcome.missing);
+    case "repos-missing":
       return {
-        event: { type: "analyst.asked", questions: [question], ...analysis },
+        event: { type: "analyst.repos-missing", missing: [...outcome.missing], ...analysis },
         patch: outcome.patch,
-        said: question,
-        whenAnswered: async (tx) => {
-          await turnQuestionsIntoRepoNotFound(tx, ctx.taskId, outcome.missing);
-        },
+        said: missingRepositoriesQuestion(ctx.language, outcome.missing),
       };
-    }
     case "drafted":
       return {
         event: { type: "analyst.drafted", ...analysis },
@@ -123,7 +114,6 @@ export async function settleAnalysis(ctx: SettleContext, outcome: AnalysisOutcom
       });
       if (analysing) return;
       await turns.add({ taskId: ctx.taskId, role: "assistant", text: report.said });
-      await report.whenAnswered?.(tx);
     },
   });
   if (applied) ctx.logger.info({ event: report.event.type, outcome: outcome.kind }, "analysis reported");

@@ -33,13 +33,13 @@ export function needsTask(template: string): boolean {
   return template in FROM_TASK;
 }
 
-/** The reducer joins the analyst's questions with "\n" (effect params are scalars); the template lists them. */
-function questionList(questions: unknown): unknown {
-  if (typeof questions !== "string") return questions;
-  return questions
+/** The reducer joins lists (questions, missing repositories) with "\n" because effect params are scalars; templates list them. */
+function lineList(value: unknown): unknown {
+  if (typeof value !== "string") return value;
+  return value
     .split("\n")
-    .map((question) => question.trim())
-    .filter((question) => question.length > 0);
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0);
 }
 
 /**
@@ -49,6 +49,7 @@ function questionList(questions: unknown): unknown {
 export function enrichParams(template: string, stored: Params, task: TaskFacts | null): Params {
   const fromTask = task ? (FROM_TASK[template as TemplateId]?.(task) ?? {}) : {};
   const merged: Params = { ...fromTask, ...stored };
-  if (template === "task.questions") merged.questions = questionList(merged.questions);
+  if (template === "task.questions") merged.questions = lineList(merged.questions);
+  if (template === "task.repo-not-found") merged.missing = lineList(merged.missing);
   return merged;
 }
