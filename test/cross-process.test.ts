@@ -1,24 +1,57 @@
-import { FakeTelegram, startServiceProcess, type ServiceProcess } from "@ratatoskr/testkit";
+import { Queue } from "bullmq";
+import { QUEUE } from "@ratatoskr/contracts";
+import {
+  FakeGitea,
+  FakeTelegram,
+  reply,
+  startOpencodeServer,
+  startScriptedModel,
+  startServiceProcess,
+  type OpencodeServer,
+  type ScriptedModel,
+  type ServiceProcess,
+} from "@ratatoskr/testkit";
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from "@ratatoskr/testkit/vitest";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 
 /**
- * The six services as six processes sharing only Redis and Postgres: a Telegram update enters
- * ingress, crosses the `notify` queue and leaves through the notifier, and a SIGTERM'd service
- * exits cleanly.
+ * The six services as six processes sharing only Redis and Postgres, with a real opencode serve
+ * answering from the scripted model, a fake Telegram and a fake Gitea: what a person on Telegram
+ * lives, end to end.
  */
 const SERVICES = ["ingress", "analyst", "dev", "reviewer", "postmortem", "notifier"] as const;
-const CHAT_ID = 4242;
+const AGENTS_DIR = fileURLToPath(new URL("../agents/", import.meta.url));
+const ANALYST = "You are the analyst of Ratatoskr";
+const ALLOWED = [101, 102, 103, 104];
+const STRANGER = 999;
+const REPLY_MS = 30_000;
 
 let database: TestDatabase;
 let redis: TestRedis;
 let telegram: FakeTelegram;
+let gitea: FakeGitea;
+let model: ScriptedModel;
+let opencode: OpencodeServer;
+let workspace: string;
+let devQueue: Queue;
 const running = new Map<string, ServiceProcess>();
 
 beforeAll(async () => {
-  [database, telegram] = await Promise.all([createTestDatabase(), new FakeTelegram().start()]);
+  [database, telegram, gitea, model] = await Promise.all([
+    createTestDatabase(),
+    new FakeTelegram().start(),
+    new FakeGitea().start(),
+    startScriptedModel(),
+  ]);
   redis = createTestRedis();
-  telegram.addChat(CHAT_ID);
+  gitea.addRepo("acme/shop");
+  opencode = await startOpencodeServer({ provider: { baseUrl: model.url }, agentsDir: AGENTS_DIR });
+  workspace = await mkdtemp(join(tmpdir(), "ratatoskr-e2e-"));
+  devQueue = new Queue(QUEUE.dev, { connection: { url: redis.url }, prefix: redis.prefix });
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     REDIS_URL: redis.url,
@@ -30,37 +63,156 @@ beforeAll(async () => {
     BULL_BOARD_DISABLED: "true",
     TELEGRAM_BOT_TOKEN: telegram.token,
     TELEGRAM_API_ROOT: telegram.url,
-    TELEGRAM_ALLOWED_CHAT_IDS: String(CHAT_ID),
+    TELEGRAM_ALLOWED_CHAT_IDS: ALLOWED.join(","),
     BOT_LOCALE: "en",
+    OPENCODE_URL: opencode.url,
+    OPENCODE_SERVER_PASSWORD: opencode.password,
+    OPENCODE_MODEL: `fake/${model.modelId}`,
+    WORKSPACE_DIR: workspace,
+    GITEA_URL: gitea.url,
+    GITEA_TOKEN: gitea.token,
   };
-  const started = await Promise.all(SERVICES.map((name) => startServiceProcess(name, { env, timeoutMs: 60_000 })));
+  const started = await Promise.all(SERVICES.map((name) => startServiceProcess(name, { env, timeoutMs: 90_000 })));
   for (const service of started) running.set(service.name, service);
-}, 120_000);
+}, 180_000);
 
 afterAll(async () => {
   await Promise.all([...running.values()].map((service) => service.stop("SIGKILL")));
-  await telegram?.stop();
+  await devQueue?.close();
+  await Promise.allSettled([telegram?.stop(), gitea?.stop(), opencode?.stop(), model?.close()]);
   await redis?.cleanup();
   await database?.drop();
+  if (workspace) await rm(workspace, { recursive: true, force: true });
 });
 
+/** Texts the bot sent to a chat so far, oldest first. */
+const texts = (chatId: number) => telegram.sent(chatId).filter((r) => r.kind === "sent").map((r) => r.plainText);
+
+/** Waits until the chat holds `count` bot messages and returns the newest. */
+async function botMessages(chatId: number, count: number) {
+  const records = await telegram.waitForMessages(chatId, (_r, all) => all.length >= count, {
+    timeoutMs: REPLY_MS,
+    kind: "sent",
+  });
+  return records;
+}
+
+const taskOf = (chatId: number) =>
+  database.db.prisma.task.findFirstOrThrow({ where: { chatId: BigInt(chatId) }, orderBy: { id: "desc" } });
+
 describe("services as separate processes", () => {
-  it("each reports ready on its own health server", async () => {
+  it("each reports ready on its own health server, opencode included where agents run", async () => {
     for (const service of running.values()) {
       const res = await fetch(`${service.url}/health/ready`);
       expect({ service: service.name, status: res.status }).toEqual({ service: service.name, status: 200 });
     }
+    const analyst = (await (await fetch(`${running.get("analyst")!.url}/health/ready`)).json()) as { checks: object };
+    expect(analyst.checks).toMatchObject({ opencode: "ok" });
   });
 
-  it("carries /start from ingress across the notify queue to the notifier", async () => {
-    telegram.sendText(CHAT_ID, "/start");
-    const [greeting] = await telegram.waitForMessages(CHAT_ID, 1, { timeoutMs: 20_000 });
-    expect(greeting!.plainText).toMatch(/#\d+/);
-    // The notifier process (not ingress) sent it: its log names the notify job.
-    await vi.waitFor(() => expect(running.get("notifier")!.output()).toMatch(/"service":"notifier".*"queue":"notify"/), {
-      timeout: 5_000,
+  it("takes a request from /start through questions and a draft to approval and a dev job", async () => {
+    const chat = ALLOWED[0]!;
+    model.addRule({
+      match: { systemIncludes: ANALYST, promptIncludes: "postgres, nightly" },
+      reply: [
+        reply.json({
+          phase: "propose",
+          draft: {
+            title: "Nightly database backup",
+            goal: "Back up the shop database every night.",
+            repos: ["acme/shop"],
+            why: "We lost data last week.",
+            acceptanceCriteria: ["a backup runs at 02:00", "backups older than 7 days are removed"],
+          },
+        }),
+      ],
     });
-    expect(running.get("ingress")!.output()).not.toMatch(/"queue":"notify"/);
+    model.addRule({
+      match: { systemIncludes: ANALYST, promptIncludes: "backup" },
+      reply: [reply.json({ phase: "ask", questions: ["Which database?", "How often?"] })],
+    });
+
+    telegram.sendText(chat, "/start");
+    const [greeting] = await botMessages(chat, 1);
+    const taskId = Number(/#(\d+)/.exec(greeting!.plainText)?.[1]);
+    expect(taskId).toBeGreaterThan(0);
+
+    telegram.sendText(chat, "Please add a backup job to our shop");
+    const asked = (await botMessages(chat, 2))[1]!;
+    expect(asked.plainText).toContain("Which database?");
+    expect(asked.plainText).toContain("How often?");
+
+    telegram.sendText(chat, "postgres, nightly");
+    const draft = (await botMessages(chat, 3))[2]!;
+    expect(draft.plainText).toContain("Nightly database backup");
+    expect(draft.plainText).toContain("acme/shop");
+    const buttons = draft.replyMarkup?.inline_keyboard.flat().map((b) => b.callback_data) ?? [];
+    expect(buttons).toEqual([`approve:${taskId}`, `edit:${taskId}`, `cancel:${taskId}`]);
+
+    telegram.sendText(chat, "создавай");
+    const approved = (await botMessages(chat, 4))[3]!;
+    expect(approved.plainText).toContain(`#${taskId}`);
+    expect(await taskOf(chat)).toMatchObject({ id: taskId, status: expect.stringMatching(/approved|running/) });
+    const devJobs = await devQueue.getJobs(["waiting", "active", "completed", "failed", "delayed"]);
+    expect(devJobs.filter((j) => j.data.taskId === taskId).map((j) => j.data.kind)).toEqual(["implement"]);
+
+    // What the analyst was told on its second turn: the whole dialogue, in order.
+    const second = model.requests.filter((r) => r.lastUserText?.includes("postgres, nightly")).at(-1);
+    const prompt = second?.lastUserText ?? "";
+    expect(prompt.indexOf("backup job")).toBeGreaterThanOrEqual(0);
+    expect(prompt.indexOf("backup job")).toBeLessThan(prompt.indexOf("postgres, nightly"));
+  });
+
+  it("keeps three messages sent within a second, in order, and does not answer each", async () => {
+    const chat = ALLOWED[1]!;
+    const ask = reply.json({ phase: "ask", questions: ["Which repository?"] });
+    model.addRule({ match: { systemIncludes: ANALYST, promptIncludes: "first: a login page" }, reply: [ask, ask, ask] });
+    telegram.sendText(chat, "/start");
+    await botMessages(chat, 1);
+    for (const text of ["first: a login page", "second: with OAuth", "third: tests"]) telegram.sendText(chat, text);
+    await botMessages(chat, 2);
+    const task = await taskOf(chat);
+    await vi.waitFor(
+      async () => {
+        const turns = await database.db.prisma.dialogueTurn.findMany({
+          where: { taskId: task.id, role: "user" },
+          orderBy: { id: "asc" },
+        });
+        expect(turns.map((t) => t.text)).toEqual(["first: a login page", "second: with OAuth", "third: tests"]);
+        expect(turns.every((t) => t.analysedAt !== null)).toBe(true);
+      },
+      { timeout: REPLY_MS },
+    );
+    // The analysis that answered saw all three, in the order they were sent.
+    const prompts = model.requests.filter((r) => r.lastUserText?.includes("first: a login page"));
+    const last = prompts.at(-1)?.lastUserText ?? "";
+    const at = ["first: a login page", "second: with OAuth", "third: tests"].map((t) => last.indexOf(t));
+    expect(at.every((i) => i >= 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+    expect(texts(chat).filter((t) => t.includes("Which repository?")).length).toBeLessThan(3);
+  }, 60_000);
+
+  it("refuses a chat that is not on the allowlist once and stores nothing", async () => {
+    telegram.sendText(STRANGER, "/start");
+    telegram.sendText(STRANGER, "hello?");
+    await botMessages(STRANGER, 1);
+    telegram.sendText(ALLOWED[2]!, "/help");
+    await botMessages(ALLOWED[2]!, 1); // a later update is handled, so the stranger's are done
+    expect(texts(STRANGER)).toHaveLength(1);
+    expect(await database.db.prisma.task.count({ where: { chatId: BigInt(STRANGER) } })).toBe(0);
+  });
+
+  it("answers an unknown command with the list, and delivers after a 429 in order", async () => {
+    const chat = ALLOWED[3]!;
+    telegram.failNext("sendMessage", { error_code: 429, retry_after: 1 });
+    telegram.sendText(chat, "/frobnicate");
+    telegram.sendText(chat, "/status 999999");
+    const [unknown, status] = await botMessages(chat, 2);
+    expect(unknown!.plainText).toContain("/frobnicate");
+    expect(unknown!.plainText).toContain("/status");
+    expect(status!.plainText).toContain("999999");
+    expect(status!.time - unknown!.time).toBeGreaterThanOrEqual(900);
+    expect(telegram.requests("sendMessage").length).toBeGreaterThan(texts(chat).length);
   });
 
   it("exits 0 on SIGTERM", async () => {
