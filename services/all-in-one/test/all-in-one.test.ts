@@ -1,5 +1,12 @@
 import { QUEUE_NAMES } from "@ratatoskr/contracts";
 import { startHost, type RunningHost } from "@ratatoskr/service-host";
+import {
+  freePort,
+  startOpencodeServer,
+  startScriptedModel,
+  type OpencodeServer,
+  type ScriptedModel,
+} from "@ratatoskr/testkit";
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from "@ratatoskr/testkit/vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALL_SERVICES } from "../src/services.ts";
@@ -7,6 +14,8 @@ import { ALL_SERVICES } from "../src/services.ts";
 let database: TestDatabase;
 let redis: TestRedis;
 let host: RunningHost;
+let model: ScriptedModel;
+let opencode: OpencodeServer;
 
 function hostEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return {
@@ -18,18 +27,22 @@ function hostEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
     HTTP_PORT: "0",
     LOG_LEVEL: "silent",
     BULL_BOARD_PASSWORD: "board-secret",
+    OPENCODE_URL: opencode.url,
+    OPENCODE_SERVER_PASSWORD: opencode.password,
     ...extra,
   };
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase();
+  [database, model] = await Promise.all([createTestDatabase(), startScriptedModel()]);
+  opencode = await startOpencodeServer({ provider: { baseUrl: model.url } });
   redis = createTestRedis();
   host = await startHost({ name: "all-in-one", services: ALL_SERVICES, env: hostEnv(), handleSignals: false });
 });
 
 afterAll(async () => {
   await host?.shutdown("test done");
+  await Promise.allSettled([opencode?.stop(), model?.close()]);
   await redis?.cleanup();
   await database?.drop();
 });
@@ -41,10 +54,25 @@ describe("all-in-one", () => {
     const ready = await fetch(`${host.url}/health/ready`);
     expect({ status: ready.status, body: await ready.json() }).toMatchObject({
       status: 200,
-      body: { status: "ok", checks: { redis: "ok", postgres: "ok" } },
+      body: { status: "ok", checks: { redis: "ok", postgres: "ok", opencode: "ok" } },
     });
     const workers = await Promise.all(QUEUE_NAMES.map((q) => host.context.queues.queues[q].getWorkers()));
     expect(workers.map((w) => w.length)).toEqual(QUEUE_NAMES.map(() => 1));
+  });
+
+  it("starts but stays not ready while opencode is unreachable", async () => {
+    const env = hostEnv({ OPENCODE_URL: `http://127.0.0.1:${await freePort()}` });
+    const blind = await startHost({ name: "all-in-one", services: ALL_SERVICES, env, handleSignals: false });
+    try {
+      const ready = await fetch(`${blind.url}/health/ready`);
+      expect({ status: ready.status, body: await ready.json() }).toMatchObject({
+        status: 503,
+        body: { checks: { redis: "ok", postgres: "ok", opencode: "failed" } },
+      });
+      expect((await fetch(`${blind.url}/health/live`)).status).toBe(200);
+    } finally {
+      await blind.shutdown("test done");
+    }
   });
 
   it("answers 401 to Bull Board without credentials or with wrong ones", async () => {
