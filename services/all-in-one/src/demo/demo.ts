@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { applyMigrations } from "@ratatoskr/db";
 import { startHost } from "@ratatoskr/service-host";
 import { FakeTelegram, startOpencodeServer, startScriptedModel } from "@ratatoskr/testkit";
+import { Redis } from "ioredis";
 import pg from "pg";
 import { ALL_SERVICES } from "../services.ts";
 import { playDemoConversation } from "./demo-conversation.ts";
@@ -14,21 +15,56 @@ import { scriptDemoModel } from "./demo-script.ts";
 const AGENTS_DIR = fileURLToPath(new URL("../../../../agents/", import.meta.url));
 const DEMO_CHAT_ID = 1001;
 const DEMO_SCHEMA = "ratatoskr_demo";
+const DEMO_PREFIX = "ratatoskr-demo";
 const BOARD_PASSWORD = "demo";
+
+async function deleteRedisKeys(url: string, pattern: string): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  try {
+    for await (const keys of redis.scanStream({ match: pattern, count: 500 }) as AsyncIterable<string[]>) {
+      if (keys.length > 0) await redis.unlink(...keys);
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
 
 /**
  * The whole system on one machine with no credentials: the real services and a real
  * `opencode serve`, with the scripted model in place of an LLM, a fake Telegram chat in place of
  * Telegram and a local bare repository in place of a git host. Prints the conversation.
  */
-export async function runDemo(env: NodeJS.ProcessEnv, print: (line: string) => void): Promise<void> {
+export interface DemoOptions {
+  /** Postgres schema and BullMQ prefix the demo owns and resets (tests pass their own). */
+  schema?: string;
+  prefix?: string;
+  /** Stop on SIGTERM/SIGINT (the command line); tests stop it themselves. */
+  handleSignals?: boolean;
+}
+
+export interface RunningDemo {
+  taskId: number;
+  stop(): Promise<void>;
+}
+
+export async function runDemo(
+  env: NodeJS.ProcessEnv,
+  print: (line: string) => void,
+  options: DemoOptions = {},
+): Promise<RunningDemo> {
+  const schema = options.schema ?? DEMO_SCHEMA;
+  const prefix = options.prefix ?? DEMO_PREFIX;
   const databaseUrl = env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
+  const redisUrl = env.REDIS_URL ?? "redis://127.0.0.1:6379";
   const root = await mkdtemp(join(tmpdir(), "ratatoskr-demo-"));
   // Each demo starts from an empty schema of its own, so the first task is #1.
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS "${DEMO_SCHEMA}" CASCADE`).finally(() => client.end());
-  await applyMigrations({ connectionString: databaseUrl, schema: DEMO_SCHEMA });
+  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).finally(() => client.end());
+  // Job ids are derived from database ids, so the previous demo's jobs must go with its schema.
+  await deleteRedisKeys(redisUrl, `${prefix}:*`);
+  await applyMigrations({ connectionString: databaseUrl, schema });
 
   const telegram = await new FakeTelegram({ botUsername: "ratatoskr_demo_bot" }).start();
   const model = await startScriptedModel();
@@ -37,18 +73,19 @@ export async function runDemo(env: NodeJS.ProcessEnv, print: (line: string) => v
   const git = await createDemoGitRoot(join(root, "git"));
 
   const host = await startHost({
+    handleSignals: options.handleSignals ?? true,
     name: "all-in-one",
     services: ALL_SERVICES,
     env: {
-      REDIS_URL: "redis://127.0.0.1:6379",
-      QUEUE_PREFIX: "ratatoskr-demo",
+      QUEUE_PREFIX: prefix,
       HTTP_HOST: "127.0.0.1",
       LOG_LEVEL: "warn",
       BULL_BOARD_PASSWORD: BOARD_PASSWORD,
       BOT_LOCALE: "en",
       ...env,
+      REDIS_URL: redisUrl,
       DATABASE_URL: databaseUrl,
-      DATABASE_SCHEMA: DEMO_SCHEMA,
+      DATABASE_SCHEMA: schema,
       TELEGRAM_BOT_TOKEN: telegram.token,
       TELEGRAM_API_ROOT: telegram.url,
       TELEGRAM_ALLOWED_CHAT_IDS: String(DEMO_CHAT_ID),
@@ -68,6 +105,8 @@ export async function runDemo(env: NodeJS.ProcessEnv, print: (line: string) => v
   print(`Scripted model, real opencode ${opencode.url}, local repository ${git.repo}, fake Telegram chat ${DEMO_CHAT_ID}.`);
   const taskId = await playDemoConversation({ telegram, chatId: DEMO_CHAT_ID, print });
   const task = await host.context.repos.tasks.findById(taskId);
-  print(`\nTask #${taskId} is now "${task?.status}". Its dev job is on the queue; watch it in Bull Board.`);
+  print(`\nTask #${taskId} is now "${task?.status}" and its dev job is queued (see Bull Board).`);
+  print("The dev, reviewer and postmortem agents land in later issues; until then their jobs fail as not implemented.");
   print("The services keep running; press Ctrl+C to stop.");
+  return { taskId, stop: async () => void (await host.shutdown("demo stopped")) };
 }
