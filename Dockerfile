@@ -14,7 +14,8 @@ RUN find packages services -type f ! -name package.json -delete \
 FROM base
 COPY --from=deps /app /app
 COPY . .
-RUN pnpm install --frozen-lockfile --offline && pnpm db:generate
+RUN pnpm install --frozen-lockfile --offline \
+  && mkdir -p deploy/opencode/agent && cp agents/*.md deploy/opencode/agent/
 USER node
 ENV NODE_ENV=production
 CMD ["pnpm", "start"]
