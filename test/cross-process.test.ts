@@ -26,7 +26,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 const SERVICES = ["ingress", "analyst", "dev", "reviewer", "postmortem", "notifier"] as const;
 const AGENTS_DIR = fileURLToPath(new URL("../agents/", import.meta.url));
 const ANALYST = "You are the analyst of Ratatoskr";
-const ALLOWED = [101, 102, 103, 104];
+const ALLOWED = [101, 102, 103, 104, 105];
 const STRANGER = 999;
 const REPLY_MS = 30_000;
 
@@ -214,6 +214,46 @@ describe("services as separate processes", () => {
     expect(status!.time - unknown!.time).toBeGreaterThanOrEqual(900);
     expect(telegram.requests("sendMessage").length).toBeGreaterThan(texts(chat).length);
   });
+
+  it("drafts at once on /skip, cancels on /cancel, and refuses /retry of a finished task", async () => {
+    const chat = ALLOWED[4]!;
+    model.addRule({
+      match: { systemIncludes: ANALYST, promptIncludes: "skip questions" },
+      reply: [
+        reply.json({
+          phase: "propose",
+          draft: {
+            title: "Speed up the cart",
+            goal: "The cart page loads in under a second.",
+            repos: ["acme/shop"],
+            why: "Customers leave.",
+            acceptanceCriteria: ["cart loads < 1 s"],
+          },
+        }),
+      ],
+    });
+    telegram.sendText(chat, "/start");
+    await botMessages(chat, 1);
+    telegram.sendText(chat, "/skip");
+    const draft = (await botMessages(chat, 2))[1]!;
+    expect(draft.plainText).toContain("Speed up the cart");
+    const skipped = await taskOf(chat);
+    expect(skipped.status).toBe("ready");
+
+    telegram.sendText(chat, "/cancel");
+    const cancelled = (await botMessages(chat, 3))[2]!;
+    expect(cancelled.plainText).toContain(`#${skipped.id}`);
+    expect((await taskOf(chat)).status).toBe("cancelled");
+
+    // A task that already succeeded (set directly: the dev pipeline is a later issue).
+    await database.db.prisma.task.update({ where: { id: skipped.id }, data: { status: "success" } });
+    telegram.sendText(chat, `/retry ${skipped.id}`);
+    const refused = (await botMessages(chat, 4))[3]!;
+    expect(refused.plainText).toContain(`Task #${skipped.id} can't be restarted`);
+    expect((await taskOf(chat)).status).toBe("success");
+    const devJobs = await devQueue.getJobs(["waiting", "active", "completed", "failed", "delayed"]);
+    expect(devJobs.filter((j) => j.data.taskId === skipped.id)).toEqual([]);
+  }, 60_000);
 
   it("exits 0 on SIGTERM", async () => {
     const notifier = running.get("notifier")!;
