@@ -7,7 +7,13 @@ import {
   type OpencodeServer,
   type ScriptedModel,
 } from "@ratatoskr/testkit";
-import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from "@ratatoskr/testkit/vitest";
+import {
+  createTestDatabase,
+  createTestRedis,
+  type TestDatabase,
+  type TestRedis,
+  serviceTestEnv,
+} from "@ratatoskr/testkit/vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALL_SERVICES } from "../src/services.ts";
 
@@ -18,26 +24,24 @@ let model: ScriptedModel;
 let opencode: OpencodeServer;
 
 function hostEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return {
-    REDIS_URL: redis.url,
-    DATABASE_URL: database.connectionString,
-    DATABASE_SCHEMA: database.schema,
-    QUEUE_PREFIX: redis.prefix,
-    HTTP_HOST: "127.0.0.1",
-    HTTP_PORT: "0",
-    LOG_LEVEL: "silent",
+  return serviceTestEnv(database, redis, {
     BULL_BOARD_PASSWORD: "board-secret",
     OPENCODE_URL: opencode.url,
     OPENCODE_SERVER_PASSWORD: opencode.password,
     ...extra,
-  };
+  });
 }
 
 beforeAll(async () => {
   [database, model] = await Promise.all([createTestDatabase(), startScriptedModel()]);
   opencode = await startOpencodeServer({ provider: { baseUrl: model.url } });
   redis = createTestRedis();
-  host = await startHost({ name: "all-in-one", services: ALL_SERVICES, env: hostEnv(), handleSignals: false });
+  host = await startHost({
+    name: "all-in-one",
+    services: ALL_SERVICES,
+    env: hostEnv(),
+    handleSignals: false,
+  });
 });
 
 afterAll(async () => {
@@ -47,7 +51,8 @@ afterAll(async () => {
   await database?.drop();
 });
 
-const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+const basic = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
 
 describe("all-in-one", () => {
   it("runs every service in one process and reports ready", async () => {
@@ -92,7 +97,9 @@ describe("all-in-one", () => {
     expect(res.status).toBe(200);
     const body = (await res.json()) as { queues: Array<{ name: string }> };
     expect(body.queues.map((q) => q.name).sort()).toEqual([...QUEUE_NAMES].sort());
-    const page = await fetch(`${host.url}/admin/queues/`, { headers: { authorization: basic("admin", "board-secret") } });
+    const page = await fetch(`${host.url}/admin/queues/`, {
+      headers: { authorization: basic("admin", "board-secret") },
+    });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("<html");
   });
@@ -101,14 +108,15 @@ describe("all-in-one", () => {
     const res = await fetch(`${host.url}/metrics`);
     expect(res.status).toBe(200);
     const text = await res.text();
-    for (const queue of QUEUE_NAMES) expect(text).toContain(`ratatoskr_queue_jobs{queue="${queue}",state="waiting"`);
+    for (const queue of QUEUE_NAMES)
+      expect(text).toContain(`ratatoskr_queue_jobs{queue="${queue}",state="waiting"`);
   });
 
   it("refuses to start Bull Board without a password unless disabled", async () => {
     const env = hostEnv({ BULL_BOARD_PASSWORD: "" });
-    await expect(startHost({ name: "all-in-one", services: ALL_SERVICES, env, handleSignals: false })).rejects.toThrow(
-      /BULL_BOARD_PASSWORD is required to serve Bull Board/,
-    );
+    await expect(
+      startHost({ name: "all-in-one", services: ALL_SERVICES, env, handleSignals: false }),
+    ).rejects.toThrow(/BULL_BOARD_PASSWORD is required to serve Bull Board/);
     const disabled = await startHost({
       name: "all-in-one",
       services: ALL_SERVICES,

@@ -19,7 +19,8 @@ function cells(table: string): string[][] {
 describe("README configuration table", () => {
   it("lists exactly the variables the services read (pnpm docs:config rewrites it)", async () => {
     const readme = await readFile(README_URL, "utf8");
-    const documented = /<!-- config-table:start -->([\s\S]*?)<!-- config-table:end -->/.exec(readme)?.[1] ?? "";
+    const documented =
+      /<!-- config-table:start -->([\s\S]*?)<!-- config-table:end -->/.exec(readme)?.[1] ?? "";
     const expected = cells(configTable());
     expect(expected.length).toBeGreaterThan(15);
     expect(cells(documented)).toEqual(expected);

@@ -6,6 +6,7 @@ import {
   createTestRedis,
   type TestDatabase,
   type TestRedis,
+  serviceTestEnv,
 } from "@ratatoskr/testkit/vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ingressService } from "../src/index.ts";
@@ -111,17 +112,8 @@ describe("configuration", () => {
     await database?.drop();
   });
 
-  const env = (extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
-    REDIS_URL: redis.url,
-    DATABASE_URL: database.connectionString,
-    DATABASE_SCHEMA: database.schema,
-    QUEUE_PREFIX: redis.prefix,
-    HTTP_HOST: "127.0.0.1",
-    HTTP_PORT: "0",
-    LOG_LEVEL: "silent",
-    BULL_BOARD_DISABLED: "true",
-    ...extra,
-  });
+  const env = (extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv =>
+    serviceTestEnv(database, redis, { BULL_BOARD_DISABLED: "true", ...extra });
   const start = (extra: NodeJS.ProcessEnv) =>
     startHost({ name: "ingress", services: [ingressService], env: env(extra), handleSignals: false });
 

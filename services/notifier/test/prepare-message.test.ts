@@ -78,7 +78,9 @@ describe("prepareMessage", () => {
 
   it("names every missing repository the reducer joined with newlines", () => {
     const params = { taskId: 7, missing: "acme/nope\nacme/gone" };
-    const message = ok(prepareMessage({ template: "task.repo-not-found", params, replyMarkup: null }, TASK, "en"));
+    const message = ok(
+      prepareMessage({ template: "task.repo-not-found", params, replyMarkup: null }, TASK, "en"),
+    );
     expect(plain(message.html)).toContain("acme/nope");
     expect(plain(message.html)).toContain("acme/gone");
     expect(plain(message.html)).not.toContain("acme/nope\nacme/gone");

@@ -1,2 +1,3 @@
 export * from "./test-database.ts";
 export * from "./test-redis.ts";
+export * from "./service-env.ts";

@@ -18,6 +18,7 @@ import {
   createTestRedis,
   type TestDatabase,
   type TestRedis,
+  serviceTestEnv,
 } from "@ratatoskr/testkit/vitest";
 import { vi } from "vitest";
 import { analystService } from "../../src/index.ts";
@@ -82,14 +83,7 @@ export class AnalystHarness {
     const host = await startHost({
       name: "analyst",
       services: [analystService],
-      env: {
-        REDIS_URL: redis.url,
-        DATABASE_URL: database.connectionString,
-        DATABASE_SCHEMA: database.schema,
-        QUEUE_PREFIX: redis.prefix,
-        HTTP_HOST: "127.0.0.1",
-        HTTP_PORT: "0",
-        LOG_LEVEL: "silent",
+      env: serviceTestEnv(database, redis, {
         OPENCODE_URL: opencode.url,
         OPENCODE_SERVER_PASSWORD: opencode.password,
         OPENCODE_MODEL: `fake/${model.modelId}`,
@@ -99,7 +93,7 @@ export class AnalystHarness {
         ANALYST_MAX_QUESTIONS: String(MAX_QUESTIONS),
         ANALYST_IDLE_TIMEOUT_MS: "20000",
         ANALYST_HARD_TIMEOUT_MS: "40000",
-      },
+      }),
       handleSignals: false,
     });
     return new AnalystHarness(

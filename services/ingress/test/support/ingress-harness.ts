@@ -7,6 +7,7 @@ import {
   createTestRedis,
   type TestDatabase,
   type TestRedis,
+  serviceTestEnv,
 } from "@ratatoskr/testkit/vitest";
 import type { Job, JobType } from "bullmq";
 import { Telegram } from "telegraf";
@@ -40,19 +41,12 @@ export class IngressHarness {
     const host = await startHost({
       name: "ingress",
       services: [ingressService],
-      env: {
-        REDIS_URL: redis.url,
-        DATABASE_URL: database.connectionString,
-        DATABASE_SCHEMA: database.schema,
-        QUEUE_PREFIX: redis.prefix,
-        HTTP_HOST: "127.0.0.1",
-        HTTP_PORT: "0",
-        LOG_LEVEL: "silent",
+      env: serviceTestEnv(database, redis, {
         BULL_BOARD_DISABLED: "true",
         TELEGRAM_BOT_TOKEN: fake.token,
         TELEGRAM_API_ROOT: fake.url,
         ...env,
-      },
+      }),
       handleSignals: false,
     });
     return new IngressHarness(fake, host, database, redis);

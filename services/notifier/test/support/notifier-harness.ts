@@ -7,6 +7,7 @@ import {
   createTestRedis,
   type TestDatabase,
   type TestRedis,
+  serviceTestEnv,
 } from "@ratatoskr/testkit/vitest";
 import type { Job } from "bullmq";
 import { vi } from "vitest";
@@ -44,18 +45,11 @@ export class NotifierHarness {
     const host = await startHost({
       name: "notifier",
       services: [options.service ?? notifierService],
-      env: {
-        REDIS_URL: redis.url,
-        DATABASE_URL: database.connectionString,
-        DATABASE_SCHEMA: database.schema,
-        QUEUE_PREFIX: redis.prefix,
-        HTTP_HOST: "127.0.0.1",
-        HTTP_PORT: "0",
-        LOG_LEVEL: "silent",
+      env: serviceTestEnv(database, redis, {
         TELEGRAM_BOT_TOKEN: fake.token,
         TELEGRAM_API_ROOT: fake.url,
         ...options.env,
-      },
+      }),
       handleSignals: false,
     });
     return new NotifierHarness(fake, host, database, redis, joining === undefined);

@@ -1,0 +1,23 @@
+import type { TestDatabase } from "./test-database.ts";
+import type { TestRedis } from "./test-redis.ts";
+
+/**
+ * The environment a service host needs in a test: this file's own Postgres schema and Redis
+ * prefix, a free loopback port, quiet logs. `extra` adds or overrides variables.
+ */
+export function serviceTestEnv(
+  database: TestDatabase,
+  redis: TestRedis,
+  extra: NodeJS.ProcessEnv = {},
+): NodeJS.ProcessEnv {
+  return {
+    REDIS_URL: redis.url,
+    DATABASE_URL: database.connectionString,
+    DATABASE_SCHEMA: database.schema,
+    QUEUE_PREFIX: redis.prefix,
+    HTTP_HOST: "127.0.0.1",
+    HTTP_PORT: "0",
+    LOG_LEVEL: "silent",
+    ...extra,
+  };
+}
