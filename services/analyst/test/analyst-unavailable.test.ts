@@ -11,6 +11,7 @@ import {
   createTestRedis,
   type TestDatabase,
   type TestRedis,
+  serviceTestEnv,
 } from "@ratatoskr/testkit/vitest";
 import type { Job } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -131,17 +132,7 @@ describe("analyst when opencode is unreachable", () => {
     const host = await startHost({
       name: "analyst",
       services: [analystService],
-      env: {
-        REDIS_URL: redis.url,
-        DATABASE_URL: database.connectionString,
-        DATABASE_SCHEMA: database.schema,
-        QUEUE_PREFIX: redis.prefix,
-        HTTP_HOST: "127.0.0.1",
-        HTTP_PORT: "0",
-        LOG_LEVEL: "silent",
-        OPENCODE_URL: deadUrl,
-        WORKSPACE_DIR: workspace,
-      },
+      env: serviceTestEnv(database, redis, { OPENCODE_URL: deadUrl, WORKSPACE_DIR: workspace }),
       handleSignals: false,
     });
     try {
