@@ -18,3 +18,4 @@ export * from "./shutdown/worker-shutdown.ts";
 export * from "./http/readiness-checks.ts";
 export * from "./http/service-http-server.ts";
 export * from "./util/with-timeout.ts";
+export * from "./util/periodic-task.ts";

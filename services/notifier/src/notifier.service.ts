@@ -9,6 +9,7 @@ import { ChatLocks } from "./delivery/chat-lock.ts";
 import { createSendPacer } from "./delivery/send-pacer.ts";
 import { createNotifyHandler } from "./handlers/notify.handler.ts";
 import { startStaleSendingSweeper } from "./maintenance/stale-sending.sweeper.ts";
+import { startUnqueuedPendingSweeper } from "./maintenance/unqueued-pending.sweeper.ts";
 
 /**
  * Frees a chat whose sender died. Renewed before every message, so it covers one: a pacing wait
@@ -51,18 +52,26 @@ export function createNotifierService(options: NotifierServiceOptions = {}) {
         chatLocks: new ChatLocks({ redis: ctx.redis, prefix, ttlMs: CHAT_LEASE_TTL_MS }),
         busyChatRetryMs: config.pacing.chatIntervalMs / 2,
       });
-      let stopSweeper: (() => Promise<void>) | undefined;
+      const stops: Array<() => Promise<void>> = [];
       return {
         handlers: { [QUEUE.notify]: handler },
         start: async () => {
-          stopSweeper = startStaleSendingSweeper({
-            notifications: ctx.repos.notifications,
-            logger,
-            olderThanMs: config.staleSending.afterMs,
-            intervalMs: config.staleSending.sweepIntervalMs,
-          });
+          const { afterMs, unqueuedAfterMs, sweepIntervalMs } = config.staleSending;
+          const notifications = ctx.repos.notifications;
+          stops.push(
+            startStaleSendingSweeper({ notifications, logger, olderThanMs: afterMs, intervalMs: sweepIntervalMs }),
+            startUnqueuedPendingSweeper({
+              notifications,
+              enqueue: (request) => ctx.queues.enqueue(request),
+              logger,
+              olderThanMs: unqueuedAfterMs,
+              intervalMs: sweepIntervalMs,
+            }),
+          );
         },
-        stop: async () => stopSweeper?.(),
+        stop: async () => {
+          await Promise.all(stops.map((stop) => stop()));
+        },
       };
     },
   });

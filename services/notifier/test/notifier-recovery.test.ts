@@ -142,4 +142,23 @@ describe("notifier: recovery", () => {
     expect((requests[1]?.time ?? 0) - (requests[0]?.time ?? 0)).toBeGreaterThanOrEqual(4_000);
     expect(h.fake.sent(chatId)).toHaveLength(1);
   });
+
+  it("sends a reply whose notify job was never queued, once, after the unqueued-pending delay", async () => {
+    const h = await start({
+      env: { NOTIFIER_UNQUEUED_PENDING_MS: "0", NOTIFIER_STALE_SWEEP_INTERVAL_MS: "200" },
+    });
+    const chatId = 4_077;
+    h.fake.addChat(chatId);
+    // Stored as ingress stores a reply while Redis is away: a row and no job.
+    const stored = await h.message(chatId, "bot.help", {});
+    await vi.waitFor(async () => expect((await h.notification(stored.id)).status).toBe("sent"), WAIT);
+    const sent = await h.fake.waitForMessages(chatId, 1, { timeoutMs: WAIT.timeout });
+    expect(sent[0]!.plainText).toContain("/start");
+    // The sweeper queued it under the reply's own job id, so a late producer enqueue is a no-op.
+    const job = await h.finished(`notification-${stored.id}`);
+    expect(job.returnvalue).not.toMatchObject({ skipped: true });
+    expect(await h.host.context.repos.notifications.listStalePending(0)).toEqual([]);
+    expect(h.sendRequests(chatId)).toHaveLength(1);
+  });
 });
+

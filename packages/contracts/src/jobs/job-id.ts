@@ -7,3 +7,8 @@ export function followUpJobId(taskId: number, step: string, seq: number): string
   if (!/^[a-z][a-z0-9-]*$/.test(step)) throw new Error(`job step must be kebab-case, got "${step}"`);
   return `${taskId}-${step}-${seq}`;
 }
+
+/** Job id of the notify job for one stored notification that no transition produced (a reply). */
+export function notificationJobId(notificationId: number): string {
+  return `notification-${notificationId}`;
+}

@@ -90,6 +90,20 @@ export class NotificationRepository {
   }
 
   /**
+   * Ids of messages still `pending` well after they were stored: their notify job was never
+   * queued (Redis was away when the producer tried), so the notifier queues them itself.
+   */
+  async listStalePending(olderThanMs: number, limit = 100): Promise<number[]> {
+    const rows = await this.db.notification.findMany({
+      where: { status: "pending", channel: "telegram", createdAt: { lt: new Date(Date.now() - olderThanMs) } },
+      orderBy: { id: "asc" },
+      take: limit,
+      select: { id: true },
+    });
+    return rows.map((row) => row.id);
+  }
+
+  /**
    * Messages left in `sending` by a notifier that stopped: whether they went out is unknown,
    * and resending could duplicate them, so they become `failed` for a person to look at.
    */

@@ -30,6 +30,9 @@ export interface TelegramFrontDoor {
 }
 
 const MAX_SETUP_RETRY_DELAY_MS = 60_000;
+/** Attempts for a polled update (webhook updates are redelivered by Telegram instead). */
+const POLLED_UPDATE_ATTEMPTS = 6;
+const UPDATE_RETRY_DELAY_MS = 500;
 
 /** The Telegram side of ingress: update intake (polling or webhook), per-chat order, handlers. */
 export function createTelegramFrontDoor(opts: TelegramFrontDoorOptions): TelegramFrontDoor {
@@ -45,7 +48,7 @@ export function createTelegramFrontDoor(opts: TelegramFrontDoorOptions): Telegra
    * Queues one update behind its chat's earlier ones. The queueing happens synchronously, before
    * the first await, so updates of one batch keep Telegram's order per chat.
    */
-  function dispatch(body: unknown): { outcome: WebhookOutcome; done: Promise<void> } {
+  function dispatch(body: unknown, attempts = 1): { outcome: WebhookOutcome; done: Promise<void> } {
     const parsed = toTelegramInput(body);
     if (!parsed.ok) {
       log.warn({ error: parsed.error }, "malformed telegram update ignored");
@@ -54,7 +57,7 @@ export function createTelegramFrontDoor(opts: TelegramFrontDoorOptions): Telegra
     const { input } = parsed;
     const key = input.chatId ?? `update-${input.updateId}`;
     const done = sequencer
-      .run(key, () => handleTelegramInput(deps, input))
+      .run(key, () => handleWithRetries(() => handleTelegramInput(deps, input), attempts, input.updateId))
       .catch((err: unknown) => {
         log.error({ err, updateId: input.updateId, chatId: input.chatId }, "telegram update failed");
         throw err;
@@ -62,8 +65,32 @@ export function createTelegramFrontDoor(opts: TelegramFrontDoorOptions): Telegra
     return { outcome: "handled", done };
   }
 
+  /**
+   * Retries inside the chat's slot, so the chat's later updates keep waiting behind it. A failure
+   * is almost always Postgres or Redis being away before anything was written.
+   */
+  async function handleWithRetries(
+    handle: () => Promise<void>,
+    attempts: number,
+    updateId: number,
+  ): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await handle();
+      } catch (err) {
+        if (attempt >= attempts || stopping.signal.aborted) throw err;
+        const retryInMs = UPDATE_RETRY_DELAY_MS * 2 ** (attempt - 1);
+        log.warn({ err, updateId, attempt, retryInMs }, "telegram update failed; retrying");
+        await abortableSleep(retryInMs, stopping.signal);
+      }
+    }
+  }
+
+  /** Polling has no redelivery: a failed update is retried here before its batch is confirmed. */
   async function onBatch(updates: ReadonlyArray<{ update_id: number }>): Promise<void> {
-    const running = updates.map((update) => dispatch(update).done.catch(() => undefined));
+    const running = updates.map((update) =>
+      dispatch(update, POLLED_UPDATE_ATTEMPTS).done.catch(() => undefined),
+    );
     await Promise.all(running);
   }
 

@@ -54,7 +54,11 @@ export const NOTIFIER_CONFIG_SCHEMA = {
     }),
     sweepIntervalMs: envDurationMs("NOTIFIER_STALE_SWEEP_INTERVAL_MS", {
       default: 60_000,
-      description: "How often the notifier looks for such messages",
+      description: "How often the notifier looks for stale messages (stuck sending, or pending without a job)",
+    }),
+    unqueuedAfterMs: envDurationMs("NOTIFIER_UNQUEUED_PENDING_MS", {
+      default: 60_000,
+      description: "A message still pending this long after it was stored gets its notify job queued again",
     }),
   },
 };

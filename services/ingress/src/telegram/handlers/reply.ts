@@ -1,4 +1,4 @@
-import { jobRequest, QUEUE } from "@ratatoskr/contracts";
+import { jobRequest, notificationJobId, QUEUE } from "@ratatoskr/contracts";
 import type { Prisma } from "@ratatoskr/db";
 import type { TemplateId, TemplateParams } from "@ratatoskr/notifier";
 import type { BotDeps } from "./bot-deps.ts";
@@ -10,9 +10,7 @@ export interface ReplyTarget {
 }
 
 /** Deterministic, so a repeated enqueue of the same reply is a no-op. */
-export function replyJobId(notificationId: number): string {
-  return `notification-${notificationId}`;
-}
+export const replyJobId = notificationJobId;
 
 /**
  * A reply is a stored notification plus its notify job; the notifier renders it in the chat's
