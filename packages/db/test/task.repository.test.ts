@@ -71,6 +71,13 @@ describe("TaskRepository", () => {
     expect(await repos.tasks.findActiveByChat(78)).toBeNull();
   });
 
+  it("lets an older draft of the chat become active again", async () => {
+    const older = await repos.tasks.createTelegramTask({ chatId: 79, maxTurns: 4, maxRounds: 2 });
+    await repos.tasks.createTelegramTask({ chatId: 79, maxTurns: 4, maxRounds: 2 });
+    await repos.tasks.setActiveTask(79, older.id);
+    expect((await repos.tasks.findActiveByChat(79))?.id).toBe(older.id);
+  });
+
   it("creates a Gitea command as received, keyed by its target", async () => {
     const task = await command(3, "pr");
 

@@ -107,6 +107,16 @@ export class TaskRepository {
     return task && !isFinal(task.status as TaskStatus) ? task : null;
   }
 
+  /** Makes `taskId` the task this chat's free text goes to (e.g. Edit pressed on an older draft). */
+  async setActiveTask(chatId: number | bigint, taskId: number): Promise<void> {
+    const id = BigInt(chatId);
+    await this.db.telegramChat.upsert({
+      where: { chatId: id },
+      create: { chatId: id, activeTaskId: taskId },
+      update: { activeTaskId: taskId },
+    });
+  }
+
   /** Commands of one issue/PR that are not final, in receive order: the running one, then the queue. */
   listTargetQueue(targetKey: string): Promise<Task[]> {
     return this.db.task.findMany({

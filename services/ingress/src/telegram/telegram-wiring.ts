@@ -44,14 +44,7 @@ export function telegramFrontDoor(
           .answerCallbackQuery(id, text)
           .catch((err: unknown) => ctx.logger.warn({ err }, "answerCallbackQuery failed"));
       },
-      activateTask: async (chatId, taskId) => {
-        const id = BigInt(chatId);
-        await ctx.db.prisma.telegramChat.upsert({
-          where: { chatId: id },
-          create: { chatId: id, activeTaskId: taskId },
-          update: { activeTaskId: taskId },
-        });
-      },
+      activateTask: (chatId, taskId) => ctx.repos.tasks.setActiveTask(chatId, taskId),
     },
   });
 }
