@@ -8,7 +8,7 @@ import {
   type TestRedis,
   serviceTestEnv,
 } from "@ratatoskr/testkit/vitest";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ingressService } from "../src/index.ts";
 import { IngressHarness } from "./support/ingress-harness.ts";
 
@@ -93,6 +93,41 @@ describe("polling lifecycle", () => {
     }
     expect(h.fake.requests("deleteWebhook")).toHaveLength(1);
     expect(h.fake.requests("getUpdates").at(-1)?.params).toMatchObject({ offset: 2, limit: 1 });
+  });
+});
+
+describe("polling through a database blip", () => {
+  it("retries a failed update in its chat's slot, so neither it nor the next one is lost or reordered", async () => {
+    const h = await IngressHarness.start({ TELEGRAM_ALLOWED_CHAT_IDS: String(CHAT) });
+    try {
+      // Postgres is away for the first lookup of the chat's task (the handler's first query).
+      const tasks = h.host.context.repos.tasks;
+      const real = tasks.findActiveByChat.bind(tasks);
+      let failures = 0;
+      tasks.findActiveByChat = async (chatId) => {
+        if (failures === 0) {
+          failures += 1;
+          throw new Error("Connection terminated unexpectedly");
+        }
+        return real(chatId);
+      };
+      h.say(CHAT, "Add a health endpoint to acme/api");
+      h.say(CHAT, "and a readiness one");
+      const task = await vi.waitFor(() => h.onlyTask(CHAT), { timeout: 10_000 });
+      await vi.waitFor(
+        async () => {
+          const turns = await h.host.context.repos.turns.list(task.id);
+          expect(turns.map((t) => t.text)).toEqual([
+            "Add a health endpoint to acme/api",
+            "and a readiness one",
+          ]);
+        },
+        { timeout: 10_000 },
+      );
+      expect(failures).toBe(1);
+    } finally {
+      await h.stop();
+    }
   });
 });
 
