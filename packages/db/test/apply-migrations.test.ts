@@ -8,7 +8,7 @@ import {
   MIGRATIONS_DIR,
   UnfinishedMigrationError,
 } from "@ratatoskr/db";
-import { dropSchema, testSchemaName } from "@ratatoskr/testkit/vitest";
+import { dropSchema, testSchemaName } from "../src/testing/index.ts";
 import { afterAll, afterEach, beforeEach, describe, expect, inject, it } from "vitest";
 import { migrationChecksum, readMigrationFiles } from "../src/migrations/migration-files.ts";
 import { queryRows, runSql } from "./support/sql.ts";

@@ -1,10 +1,6 @@
 import { createFollowUpDispatcher, createRepositories, type Repositories } from "@ratatoskr/db";
-import {
-  createTestDatabase,
-  createTestRedis,
-  type TestDatabase,
-  type TestRedis,
-} from "@ratatoskr/testkit/vitest";
+import { createTestRedis, type TestRedis } from "@ratatoskr/runtime/testing";
+import { createTestDatabase, type TestDatabase } from "../src/testing/index.ts";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createTestQueues, type TestQueues } from "./support/bullmq-queues.ts";
 

@@ -1,5 +1,5 @@
 import { createRepositories, type Repositories } from "@ratatoskr/db";
-import { createTestDatabase, type TestDatabase } from "@ratatoskr/testkit/vitest";
+import { createTestDatabase, type TestDatabase } from "../src/testing/index.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 let t: TestDatabase;

@@ -5,7 +5,7 @@ import {
   WebhookDeliveryRepository,
   type Repositories,
 } from "@ratatoskr/db";
-import { createTestDatabase, type TestDatabase } from "@ratatoskr/testkit/vitest";
+import { createTestDatabase, type TestDatabase } from "../src/testing/index.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 let t: TestDatabase;

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { applyMigrations, PRISMA_SCHEMA_PATH } from "@ratatoskr/db";
-import { dropSchema, testSchemaName } from "@ratatoskr/testkit/vitest";
+import { dropSchema, testSchemaName } from "../src/testing/index.ts";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { migrateDiffScript } from "../src/prisma-cli/migrate-diff.ts";
 import { compareCatalogs, readSchemaCatalog } from "./support/schema-catalog.ts";

@@ -1,3 +1,3 @@
-export * from "./test-database.ts";
-export * from "./test-redis.ts";
+export * from "@ratatoskr/db/testing";
+export * from "@ratatoskr/runtime/testing";
 export * from "./service-env.ts";

@@ -1,5 +1,5 @@
-import type { TestDatabase } from "./test-database.ts";
-import type { TestRedis } from "./test-redis.ts";
+import type { TestDatabase } from "@ratatoskr/db/testing";
+import type { TestRedis } from "@ratatoskr/runtime/testing";
 
 /**
  * The environment a service host needs in a test: this file's own Postgres schema and Redis

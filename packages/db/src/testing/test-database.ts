@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { applyMigrations, createDatabase, type Database } from "@ratatoskr/db";
+import { createDatabase, type Database } from "../database.ts";
+import { applyMigrations } from "../migrations/apply-migrations.ts";
 import pg from "pg";
 import { inject } from "vitest";
 

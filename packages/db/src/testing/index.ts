@@ -1,0 +1,2 @@
+/** Per-test-file database isolation for vitest (imports vitest: never from production code). */
+export * from "./test-database.ts";
