@@ -1,26 +1,16 @@
 import { IllegalTransitionError } from "@ratatoskr/contracts";
-import { createRepositories, TaskNotFoundError, type Repositories } from "@ratatoskr/db";
-import { createTestDatabase, type TestDatabase } from "../src/testing/index.ts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TaskNotFoundError } from "@ratatoskr/db";
+import { useTestRepositories } from "./support/test-repositories.ts";
+import { describe, expect, it } from "vitest";
 
-let t: TestDatabase;
-let repos: Repositories;
-
-beforeAll(async () => {
-  t = await createTestDatabase();
-  repos = createRepositories(t.db.prisma);
-});
-
-afterAll(async () => {
-  await t.drop();
-});
+const db = useTestRepositories();
 
 const newTelegramTask = (chatId = 1001) =>
-  repos.tasks.createTelegramTask({ chatId, userId: 7, locale: "en", maxTurns: 5, maxRounds: 3 });
+  db.repos.tasks.createTelegramTask({ chatId, userId: 7, locale: "en", maxTurns: 5, maxRounds: 3 });
 
 let comment = 5000;
 const newGiteaTask = () =>
-  repos.tasks.createGiteaTask({
+  db.repos.tasks.createGiteaTask({
     repoOwner: "acme",
     repoName: "shop",
     targetType: "issue",
@@ -34,18 +24,18 @@ const newGiteaTask = () =>
 
 async function readyTask() {
   const task = await newTelegramTask();
-  await repos.applyTransition(task.id, { type: "turn.received" });
-  await repos.applyTransition(task.id, { type: "analyst.drafted", consumedTurns: 1, forced: false });
+  await db.repos.applyTransition(task.id, { type: "turn.received" });
+  await db.repos.applyTransition(task.id, { type: "analyst.drafted", consumedTurns: 1, forced: false });
   return task;
 }
 
 describe("applyTransition", () => {
   it("commits the new state, the audit event and one outbox row per job", async () => {
     const created = await newTelegramTask();
-    const { task, followUps } = await repos.applyTransition(created.id, { type: "turn.received" });
+    const { task, followUps } = await db.repos.applyTransition(created.id, { type: "turn.received" });
 
     expect(task).toMatchObject({ status: "collecting", version: 1, pendingTurns: 1, analysing: true });
-    expect(await repos.tasks.findById(created.id)).toMatchObject({ status: "collecting", version: 1 });
+    expect(await db.repos.tasks.findById(created.id)).toMatchObject({ status: "collecting", version: 1 });
     expect(
       followUps.map(({ queue, jobId, data, dispatchedAt }) => ({ queue, jobId, data, dispatchedAt })),
     ).toEqual([
@@ -56,7 +46,7 @@ describe("applyTransition", () => {
         dispatchedAt: null,
       },
     ]);
-    const events = await repos.events.list(created.id);
+    const events = await db.repos.events.list(created.id);
     expect(
       events.map(({ version, type, fromStatus, toStatus, payload }) => ({
         version,
@@ -78,7 +68,7 @@ describe("applyTransition", () => {
 
   it("stores a Telegram notice for the task's chat and a notify job that points at it", async () => {
     const ready = await readyTask();
-    const { task, followUps } = await repos.applyTransition(ready.id, { type: "user.approved" });
+    const { task, followUps } = await db.repos.applyTransition(ready.id, { type: "user.approved" });
 
     expect(task).toMatchObject({ status: "approved", version: 3, round: 1 });
     const [dev, notify] = followUps;
@@ -90,7 +80,7 @@ describe("applyTransition", () => {
     expect(notify).toMatchObject({ queue: "notify", jobId: `${ready.id}-notify-3` });
     const notificationId = (notify?.data as { notificationId: number }).notificationId;
     expect(notify?.data).toEqual({ v: 1, kind: "message", notificationId });
-    expect(await repos.notifications.findById(notificationId)).toMatchObject({
+    expect(await db.repos.notifications.findById(notificationId)).toMatchObject({
       taskId: ready.id,
       channel: "telegram",
       chatId: 1001n,
@@ -102,7 +92,7 @@ describe("applyTransition", () => {
 
   it("turns a Gitea notice into a status-comment job", async () => {
     const created = await newGiteaTask();
-    const { task, followUps } = await repos.applyTransition(created.id, { type: "command.authorized" });
+    const { task, followUps } = await db.repos.applyTransition(created.id, { type: "command.authorized" });
 
     expect(task.status).toBe("queued");
     expect(followUps.map(({ queue, jobId, data }) => ({ queue, jobId, data }))).toEqual([
@@ -117,13 +107,13 @@ describe("applyTransition", () => {
         data: { v: 1, kind: "dispatch-next", targetKey: "acme/shop#12" },
       },
     ]);
-    const notices = await t.db.prisma.notification.findMany({ where: { taskId: created.id } });
+    const notices = await db.prisma.notification.findMany({ where: { taskId: created.id } });
     expect(notices).toMatchObject([{ channel: "gitea", chatId: null, template: "command.status" }]);
   });
 
   it("refuses an illegal transition and writes nothing", async () => {
     const created = await newTelegramTask();
-    const attempt = repos.applyTransition(
+    const attempt = db.repos.applyTransition(
       created.id,
       { type: "user.approved" },
       { patch: { title: "sneaky" } },
@@ -133,30 +123,30 @@ describe("applyTransition", () => {
     await expect(attempt).rejects.toMatchObject({
       refusal: { reason: "not-ready", from: "draft", event: "user.approved" },
     });
-    expect(await repos.tasks.findById(created.id)).toMatchObject({
+    expect(await db.repos.tasks.findById(created.id)).toMatchObject({
       status: "draft",
       version: 0,
       title: null,
     });
-    expect(await repos.events.list(created.id)).toEqual([]);
-    expect(await t.db.prisma.followUp.count({ where: { taskId: created.id } })).toBe(0);
-    expect(await t.db.prisma.notification.count({ where: { taskId: created.id } })).toBe(0);
+    expect(await db.repos.events.list(created.id)).toEqual([]);
+    expect(await db.prisma.followUp.count({ where: { taskId: created.id } })).toBe(0);
+    expect(await db.prisma.notification.count({ where: { taskId: created.id } })).toBe(0);
   });
 
   it("serializes concurrent transitions of one task", async () => {
     const created = await newTelegramTask();
     const results = await Promise.all([
-      repos.applyTransition(created.id, { type: "turn.received" }),
-      repos.applyTransition(created.id, { type: "turn.received" }),
-      repos.applyTransition(created.id, { type: "turn.received" }),
+      db.repos.applyTransition(created.id, { type: "turn.received" }),
+      db.repos.applyTransition(created.id, { type: "turn.received" }),
+      db.repos.applyTransition(created.id, { type: "turn.received" }),
     ]);
 
-    expect(await repos.tasks.findById(created.id)).toMatchObject({
+    expect(await db.repos.tasks.findById(created.id)).toMatchObject({
       version: 3,
       pendingTurns: 3,
       analysing: true,
     });
-    expect((await repos.events.list(created.id)).map((event) => event.version)).toEqual([1, 2, 3]);
+    expect((await db.repos.events.list(created.id)).map((event) => event.version)).toEqual([1, 2, 3]);
     // Only the first turn starts an analysis; the others wait for it (T5).
     expect(results.flatMap((result) => result.followUps.map((followUp) => followUp.queue))).toEqual([
       "analyst",
@@ -165,7 +155,7 @@ describe("applyTransition", () => {
 
   it("applies a patch with the transition and stamps finishedAt on a final status", async () => {
     const created = await newTelegramTask();
-    const { task } = await repos.applyTransition(
+    const { task } = await db.repos.applyTransition(
       created.id,
       { type: "user.cancelled" },
       { patch: { failureReason: "changed my mind" } },
@@ -177,17 +167,17 @@ describe("applyTransition", () => {
 
   it("clears finishedAt when a retry re-opens a finished task", async () => {
     const ready = await readyTask();
-    await repos.applyTransition(ready.id, { type: "user.approved" });
-    const failed = await repos.applyTransition(ready.id, { type: "run.failed", reason: "tests red" });
+    await db.repos.applyTransition(ready.id, { type: "user.approved" });
+    const failed = await db.repos.applyTransition(ready.id, { type: "run.failed", reason: "tests red" });
     expect(failed.task.finishedAt).toBeInstanceOf(Date);
 
-    const retried = await repos.applyTransition(ready.id, { type: "user.retried" });
+    const retried = await db.repos.applyTransition(ready.id, { type: "user.retried" });
     expect(retried.task).toMatchObject({ status: "approved", finishedAt: null });
   });
 
   it("rolls everything back when a write alongside the transition fails", async () => {
     const created = await newTelegramTask();
-    const attempt = repos.applyTransition(
+    const attempt = db.repos.applyTransition(
       created.id,
       { type: "turn.received" },
       {
@@ -198,12 +188,12 @@ describe("applyTransition", () => {
     );
 
     await expect(attempt).rejects.toThrow("disk full");
-    expect(await repos.tasks.findById(created.id)).toMatchObject({ status: "draft", version: 0 });
-    expect(await t.db.prisma.followUp.count({ where: { taskId: created.id } })).toBe(0);
+    expect(await db.repos.tasks.findById(created.id)).toMatchObject({ status: "draft", version: 0 });
+    expect(await db.prisma.followUp.count({ where: { taskId: created.id } })).toBe(0);
   });
 
   it("reports a task that does not exist", async () => {
-    await expect(repos.applyTransition(999_999, { type: "turn.received" })).rejects.toThrow(
+    await expect(db.repos.applyTransition(999_999, { type: "turn.received" })).rejects.toThrow(
       TaskNotFoundError,
     );
   });

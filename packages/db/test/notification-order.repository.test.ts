@@ -1,21 +1,10 @@
-import { createRepositories, type Repositories } from "@ratatoskr/db";
-import { createTestDatabase, type TestDatabase } from "../src/testing/index.ts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestRepositories } from "./support/test-repositories.ts";
+import { describe, expect, it } from "vitest";
 
-let t: TestDatabase;
-let repos: Repositories;
-
-beforeAll(async () => {
-  t = await createTestDatabase();
-  repos = createRepositories(t.db.prisma);
-});
-
-afterAll(async () => {
-  await t.drop();
-});
+const db = useTestRepositories();
 
 const message = (chatId: number, channel: "telegram" | "gitea" = "telegram") =>
-  repos.notifications.create({ channel, chatId, template: "bot.help", params: {} });
+  db.repos.notifications.create({ channel, chatId, template: "bot.help", params: {} });
 
 describe("NotificationRepository, sender side", () => {
   it("lists a chat's pending messages oldest first, up to the given one, and nothing else", async () => {
@@ -28,23 +17,23 @@ describe("NotificationRepository, sender side", () => {
       await message(501),
       await message(501),
     ];
-    await repos.notifications.claim(sending!.id);
+    await db.repos.notifications.claim(sending!.id);
 
-    const pending = await repos.notifications.listPendingForChat(501, third!.id);
+    const pending = await db.repos.notifications.listPendingForChat(501, third!.id);
 
     expect(pending.map((n) => n.id)).toEqual([first!.id, second!.id, third!.id]);
     expect(pending.map((n) => n.id)).not.toContain(later!.id);
     expect(pending.map((n) => n.id)).not.toContain(otherChat!.id);
     expect(pending.map((n) => n.id)).not.toContain(gitea!.id);
-    expect(await repos.notifications.listPendingForChat(501, third!.id, 2)).toHaveLength(2);
+    expect(await db.repos.notifications.listPendingForChat(501, third!.id, 2)).toHaveLength(2);
   });
 
   it("keeps the parts that went out when a send is released, so the retry resumes after them", async () => {
     const notification = await message(503);
-    await repos.notifications.claim(notification.id);
+    await db.repos.notifications.claim(notification.id);
 
-    expect(await repos.notifications.release(notification.id, "429 after part 2", [11, 12])).toBe(true);
-    const retried = await repos.notifications.claim(notification.id);
+    expect(await db.repos.notifications.release(notification.id, "429 after part 2", [11, 12])).toBe(true);
+    const retried = await db.repos.notifications.claim(notification.id);
 
     expect(retried).toMatchObject({ status: "sending", attempts: 2, error: "429 after part 2" });
     expect(retried?.sentMessageIds).toEqual([11n, 12n]);

@@ -1,48 +1,32 @@
-import {
-  createRepositories,
-  DialogueTurnRepository,
-  TaskRepository,
-  WebhookDeliveryRepository,
-  type Repositories,
-} from "@ratatoskr/db";
-import { createTestDatabase, type TestDatabase } from "../src/testing/index.ts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DialogueTurnRepository, TaskRepository, WebhookDeliveryRepository } from "@ratatoskr/db";
+import { useTestRepositories } from "./support/test-repositories.ts";
+import { describe, expect, it } from "vitest";
 
-let t: TestDatabase;
-let repos: Repositories;
+const db = useTestRepositories();
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  repos = createRepositories(t.db.prisma);
-});
-
-afterAll(async () => {
-  await t.drop();
-});
-
-const newTask = (chatId = 1) => repos.tasks.createTelegramTask({ chatId, maxTurns: 5, maxRounds: 3 });
+const newTask = (chatId = 1) => db.repos.tasks.createTelegramTask({ chatId, maxTurns: 5, maxRounds: 3 });
 
 describe("WebhookDeliveryRepository", () => {
   it("accepts a comment once, whether it comes back under the same or a new delivery id", async () => {
     const delivery = { deliveryId: "d-1", commentId: 501, event: "issue_comment", outcome: "accepted" };
 
-    expect(await repos.deliveries.record(delivery)).toEqual({ status: "accepted" });
-    expect(await repos.deliveries.record(delivery)).toEqual({ status: "duplicate", by: "delivery-id" });
-    expect(await repos.deliveries.record({ ...delivery, deliveryId: "d-2" })).toEqual({
+    expect(await db.repos.deliveries.record(delivery)).toEqual({ status: "accepted" });
+    expect(await db.repos.deliveries.record(delivery)).toEqual({ status: "duplicate", by: "delivery-id" });
+    expect(await db.repos.deliveries.record({ ...delivery, deliveryId: "d-2" })).toEqual({
       status: "duplicate",
       by: "comment-id",
     });
     expect(
-      await repos.deliveries.record({ ...delivery, deliveryId: "d-3", commentId: null, event: "push" }),
+      await db.repos.deliveries.record({ ...delivery, deliveryId: "d-3", commentId: null, event: "push" }),
     ).toEqual({ status: "accepted" });
     expect(
-      await repos.deliveries.record({ ...delivery, deliveryId: "d-4", commentId: null, event: "push" }),
+      await db.repos.deliveries.record({ ...delivery, deliveryId: "d-4", commentId: null, event: "push" }),
     ).toEqual({ status: "accepted" });
   });
 
   it("records a delivery and creates its command in one transaction, a duplicate not aborting it", async () => {
     const accept = (deliveryId: string) =>
-      t.db.prisma.$transaction(async (tx) => {
+      db.prisma.$transaction(async (tx) => {
         const verdict = await new WebhookDeliveryRepository(tx).record({
           deliveryId,
           commentId: 777,
@@ -66,17 +50,17 @@ describe("WebhookDeliveryRepository", () => {
 
     expect(await accept("redeliver-a")).toBe("accepted");
     expect(await accept("redeliver-b")).toBe("duplicate");
-    expect(await t.db.prisma.task.count({ where: { commentId: 777 } })).toBe(1);
-    const task = await repos.tasks.findByCommentId(777);
+    expect(await db.prisma.task.count({ where: { commentId: 777 } })).toBe(1);
+    const task = await db.repos.tasks.findByCommentId(777);
     expect(
-      (await t.db.prisma.webhookDelivery.findUniqueOrThrow({ where: { deliveryId: "redeliver-a" } })).taskId,
+      (await db.prisma.webhookDelivery.findUniqueOrThrow({ where: { deliveryId: "redeliver-a" } })).taskId,
     ).toBe(task?.id);
   });
 });
 
 describe("NotificationRepository", () => {
   const message = (taskId: number) =>
-    repos.notifications.create({
+    db.repos.notifications.create({
       taskId,
       channel: "telegram",
       chatId: 1,
@@ -88,30 +72,30 @@ describe("NotificationRepository", () => {
     const task = await newTask();
     const notification = await message(task.id);
 
-    const claims = await Promise.all([1, 2, 3].map(() => repos.notifications.claim(notification.id)));
+    const claims = await Promise.all([1, 2, 3].map(() => db.repos.notifications.claim(notification.id)));
     expect(claims.filter((claim) => claim !== null)).toHaveLength(1);
     expect(claims.find((claim) => claim !== null)).toMatchObject({ status: "sending", attempts: 1 });
   });
 
   it("never hands out a sent message again", async () => {
     const notification = await message((await newTask()).id);
-    await repos.notifications.claim(notification.id);
+    await db.repos.notifications.claim(notification.id);
 
-    expect(await repos.notifications.markSent(notification.id, [101, 102])).toBe(true);
-    expect(await repos.notifications.claim(notification.id)).toBeNull();
-    expect(await repos.notifications.findById(notification.id)).toMatchObject({
+    expect(await db.repos.notifications.markSent(notification.id, [101, 102])).toBe(true);
+    expect(await db.repos.notifications.claim(notification.id)).toBeNull();
+    expect(await db.repos.notifications.findById(notification.id)).toMatchObject({
       status: "sent",
       sentMessageIds: [101n, 102n],
     });
-    expect(await repos.notifications.markSent(notification.id, [103])).toBe(false);
+    expect(await db.repos.notifications.markSent(notification.id, [103])).toBe(false);
   });
 
   it("makes a released message claimable again and counts attempts", async () => {
     const notification = await message((await newTask()).id);
-    await repos.notifications.claim(notification.id);
+    await db.repos.notifications.claim(notification.id);
 
-    expect(await repos.notifications.release(notification.id, "429 retry_after 3")).toBe(true);
-    expect(await repos.notifications.claim(notification.id)).toMatchObject({
+    expect(await db.repos.notifications.release(notification.id, "429 retry_after 3")).toBe(true);
+    expect(await db.repos.notifications.claim(notification.id)).toMatchObject({
       status: "sending",
       attempts: 2,
       error: "429 retry_after 3",
@@ -120,49 +104,54 @@ describe("NotificationRepository", () => {
 
   it("fails a message left mid-send instead of risking a duplicate", async () => {
     const notification = await message((await newTask()).id);
-    await repos.notifications.claim(notification.id);
+    await db.repos.notifications.claim(notification.id);
 
-    expect(await repos.notifications.failStaleSending(60_000)).toBe(0);
-    expect(await repos.notifications.failStaleSending(-1)).toBeGreaterThanOrEqual(1);
-    expect(await repos.notifications.findById(notification.id)).toMatchObject({ status: "failed" });
-    expect(await repos.notifications.claim(notification.id)).toBeNull();
+    expect(await db.repos.notifications.failStaleSending(60_000)).toBe(0);
+    expect(await db.repos.notifications.failStaleSending(-1)).toBeGreaterThanOrEqual(1);
+    expect(await db.repos.notifications.findById(notification.id)).toMatchObject({ status: "failed" });
+    expect(await db.repos.notifications.claim(notification.id)).toBeNull();
   });
 
   it("drops a pending message for good", async () => {
     const notification = await message((await newTask()).id);
 
-    expect(await repos.notifications.markDropped(notification.id, "bot blocked by user")).toBe(true);
-    expect(await repos.notifications.claim(notification.id)).toBeNull();
+    expect(await db.repos.notifications.markDropped(notification.id, "bot blocked by user")).toBe(true);
+    expect(await db.repos.notifications.claim(notification.id)).toBeNull();
   });
 });
 
 describe("DialogueTurnRepository", () => {
   it("marks the turns an analysis consumed in the same transaction as its result", async () => {
     const task = await newTask(2);
-    const first = await repos.turns.add({
+    const first = await db.repos.turns.add({
       taskId: task.id,
       role: "user",
       text: "add dark mode",
       telegramMessageId: 10,
     });
-    await repos.applyTransition(task.id, { type: "turn.received" });
-    await repos.turns.add({ taskId: task.id, role: "user", text: "to the web app", telegramMessageId: 11 });
-    await repos.applyTransition(task.id, { type: "turn.received" });
-    expect((await repos.turns.listPending(task.id)).map((turn) => turn.text)).toEqual([
+    await db.repos.applyTransition(task.id, { type: "turn.received" });
+    await db.repos.turns.add({
+      taskId: task.id,
+      role: "user",
+      text: "to the web app",
+      telegramMessageId: 11,
+    });
+    await db.repos.applyTransition(task.id, { type: "turn.received" });
+    expect((await db.repos.turns.listPending(task.id)).map((turn) => turn.text)).toEqual([
       "add dark mode",
       "to the web app",
     ]);
 
     const consumed = [first.id];
-    const { task: after } = await repos.applyTransition(
+    const { task: after } = await db.repos.applyTransition(
       task.id,
       { type: "analyst.asked", questions: ["which repo?"], consumedTurns: consumed.length, forced: false },
       { alongside: async (tx) => void (await new DialogueTurnRepository(tx).markAnalysed(consumed)) },
     );
 
     expect(after).toMatchObject({ pendingTurns: 1, analysing: true });
-    expect((await repos.turns.listPending(task.id)).map((turn) => turn.text)).toEqual(["to the web app"]);
-    expect((await repos.turns.list(task.id)).map((turn) => turn.telegramMessageId)).toEqual([10n, 11n]);
+    expect((await db.repos.turns.listPending(task.id)).map((turn) => turn.text)).toEqual(["to the web app"]);
+    expect((await db.repos.turns.list(task.id)).map((turn) => turn.telegramMessageId)).toEqual([10n, 11n]);
   });
 });
 
@@ -170,7 +159,7 @@ describe("AgentTraceRepository", () => {
   it("stores a trace record with its tokens, cost and session", async () => {
     const task = await newTask(3);
     const startedAt = new Date("2026-11-29T10:00:00Z");
-    await repos.traces.record(
+    await db.repos.traces.record(
       task.id,
       {
         agent: "dev",
@@ -187,7 +176,7 @@ describe("AgentTraceRepository", () => {
       },
       1,
     );
-    await repos.traces.record(
+    await db.repos.traces.record(
       task.id,
       {
         agent: "reviewer",
@@ -199,7 +188,7 @@ describe("AgentTraceRepository", () => {
       1,
     );
 
-    const traces = await repos.traces.list(task.id);
+    const traces = await db.repos.traces.list(task.id);
     expect(traces.map((trace) => trace.agent)).toEqual(["dev", "reviewer"]);
     expect(traces[0]).toMatchObject({
       round: 1,
@@ -219,27 +208,27 @@ describe("AgentTraceRepository", () => {
       endedAt: null,
       error: "unparseable verdict",
     });
-    expect((await repos.traces.findLatest(task.id, "dev"))?.sessionId).toBe("ses_9");
+    expect((await db.repos.traces.findLatest(task.id, "dev"))?.sessionId).toBe("ses_9");
   });
 });
 
 describe("GiteaSweepCursorRepository", () => {
   it("remembers where the sweep of a repository stopped", async () => {
-    expect(await repos.sweepCursors.find("acme", "shop")).toBeNull();
-    await repos.sweepCursors.save({
+    expect(await db.repos.sweepCursors.find("acme", "shop")).toBeNull();
+    await db.repos.sweepCursors.save({
       repoOwner: "acme",
       repoName: "shop",
       lastCommentId: 10,
       lastCommentAt: new Date("2026-11-29T09:00:00Z"),
     });
-    await repos.sweepCursors.save({
+    await db.repos.sweepCursors.save({
       repoOwner: "acme",
       repoName: "shop",
       lastCommentId: 12,
       lastCommentAt: new Date("2026-11-29T09:30:00Z"),
     });
 
-    expect(await repos.sweepCursors.find("acme", "shop")).toMatchObject({
+    expect(await db.repos.sweepCursors.find("acme", "shop")).toMatchObject({
       lastCommentId: 12n,
       lastCommentAt: new Date("2026-11-29T09:30:00Z"),
     });

@@ -1,22 +1,12 @@
-import { createRepositories, TaskRepository, toSnapshot, type Repositories } from "@ratatoskr/db";
-import { createTestDatabase, type TestDatabase } from "../src/testing/index.ts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TaskRepository, toSnapshot } from "@ratatoskr/db";
+import { useTestRepositories } from "./support/test-repositories.ts";
+import { describe, expect, it } from "vitest";
 
-let t: TestDatabase;
-let repos: Repositories;
-
-beforeAll(async () => {
-  t = await createTestDatabase();
-  repos = createRepositories(t.db.prisma);
-});
-
-afterAll(async () => {
-  await t.drop();
-});
+const db = useTestRepositories();
 
 let comment = 9000;
 const command = (targetNumber: number, targetType: "issue" | "pr" = "issue") =>
-  repos.tasks.createGiteaTask({
+  db.repos.tasks.createGiteaTask({
     repoOwner: "acme",
     repoName: "shop",
     targetType,
@@ -29,7 +19,7 @@ const command = (targetNumber: number, targetType: "issue" | "pr" = "issue") =>
 
 describe("TaskRepository", () => {
   it("creates a Telegram task as a draft with its limits and makes it the chat's active task", async () => {
-    const task = await repos.tasks.createTelegramTask({
+    const task = await db.repos.tasks.createTelegramTask({
       chatId: -1001234567890,
       userId: 5,
       locale: "ru",
@@ -57,25 +47,25 @@ describe("TaskRepository", () => {
       maxTurns: 4,
       maxRounds: 2,
     });
-    expect((await repos.tasks.findActiveByChat(-1001234567890))?.id).toBe(task.id);
+    expect((await db.repos.tasks.findActiveByChat(-1001234567890))?.id).toBe(task.id);
   });
 
   it("points the chat at the newest task and forgets it once it is final", async () => {
-    const older = await repos.tasks.createTelegramTask({ chatId: 77, maxTurns: 4, maxRounds: 2 });
-    const newer = await repos.tasks.createTelegramTask({ chatId: 77, maxTurns: 4, maxRounds: 2 });
-    expect((await repos.tasks.findActiveByChat(77))?.id).toBe(newer.id);
+    const older = await db.repos.tasks.createTelegramTask({ chatId: 77, maxTurns: 4, maxRounds: 2 });
+    const newer = await db.repos.tasks.createTelegramTask({ chatId: 77, maxTurns: 4, maxRounds: 2 });
+    expect((await db.repos.tasks.findActiveByChat(77))?.id).toBe(newer.id);
     expect(older.id).not.toBe(newer.id);
 
-    await repos.applyTransition(newer.id, { type: "user.cancelled" });
-    expect(await repos.tasks.findActiveByChat(77)).toBeNull();
-    expect(await repos.tasks.findActiveByChat(78)).toBeNull();
+    await db.repos.applyTransition(newer.id, { type: "user.cancelled" });
+    expect(await db.repos.tasks.findActiveByChat(77)).toBeNull();
+    expect(await db.repos.tasks.findActiveByChat(78)).toBeNull();
   });
 
   it("lets an older draft of the chat become active again", async () => {
-    const older = await repos.tasks.createTelegramTask({ chatId: 79, maxTurns: 4, maxRounds: 2 });
-    await repos.tasks.createTelegramTask({ chatId: 79, maxTurns: 4, maxRounds: 2 });
-    await repos.tasks.setActiveTask(79, older.id);
-    expect((await repos.tasks.findActiveByChat(79))?.id).toBe(older.id);
+    const older = await db.repos.tasks.createTelegramTask({ chatId: 79, maxTurns: 4, maxRounds: 2 });
+    await db.repos.tasks.createTelegramTask({ chatId: 79, maxTurns: 4, maxRounds: 2 });
+    await db.repos.tasks.setActiveTask(79, older.id);
+    expect((await db.repos.tasks.findActiveByChat(79))?.id).toBe(older.id);
   });
 
   it("creates a Gitea command as received, keyed by its target", async () => {
@@ -89,7 +79,7 @@ describe("TaskRepository", () => {
       commandKind: "fix",
     });
     expect(toSnapshot(task).command).toEqual({ kind: "fix", target: "pr", targetKey: "acme/shop#3" });
-    expect((await repos.tasks.findByCommentId(task.commentId ?? 0n))?.id).toBe(task.id);
+    expect((await db.repos.tasks.findByCommentId(task.commentId ?? 0n))?.id).toBe(task.id);
   });
 
   it("lists a target's unfinished commands in receive order", async () => {
@@ -97,26 +87,28 @@ describe("TaskRepository", () => {
     const second = await command(20);
     const third = await command(20);
     await command(21);
-    await repos.applyTransition(first.id, { type: "command.authorized" });
-    await repos.applyTransition(first.id, { type: "command.started" });
-    await repos.applyTransition(second.id, { type: "command.rejected", reason: "read-only requester" });
+    await db.repos.applyTransition(first.id, { type: "command.authorized" });
+    await db.repos.applyTransition(first.id, { type: "command.started" });
+    await db.repos.applyTransition(second.id, { type: "command.rejected", reason: "read-only requester" });
 
-    const queue = await repos.tasks.listTargetQueue("acme/shop#20");
+    const queue = await db.repos.tasks.listTargetQueue("acme/shop#20");
     expect(queue.map((task) => [task.id, task.status])).toEqual([
       [first.id, "running"],
       [third.id, "received"],
     ]);
-    expect((await repos.tasks.listByStatus("gitea", ["running"])).map((task) => task.id)).toContain(first.id);
+    expect((await db.repos.tasks.listByStatus("gitea", ["running"])).map((task) => task.id)).toContain(
+      first.id,
+    );
   });
 
   it("updates draft and run fields without touching the state machine's columns", async () => {
-    const task = await repos.tasks.createTelegramTask({ chatId: 90, maxTurns: 4, maxRounds: 2 });
-    await repos.tasks.updateDraft(task.id, {
+    const task = await db.repos.tasks.createTelegramTask({ chatId: 90, maxTurns: 4, maxRounds: 2 });
+    await db.repos.tasks.updateDraft(task.id, {
       title: "Add dark mode",
       repos: ["acme/web"],
       acceptanceCriteria: ["toggle persists"],
     });
-    const updated = await repos.tasks.updateRun(task.id, {
+    const updated = await db.repos.tasks.updateRun(task.id, {
       branch: "ratatoskr/1-dark-mode",
       agentSessionId: "ses_1",
       agentServerUrl: "http://127.0.0.1:4096",
@@ -134,13 +126,13 @@ describe("TaskRepository", () => {
   });
 
   it("works inside a caller's transaction", async () => {
-    const attempt = t.db.prisma.$transaction(async (tx) => {
+    const attempt = db.prisma.$transaction(async (tx) => {
       await new TaskRepository(tx).createTelegramTask({ chatId: 91, maxTurns: 4, maxRounds: 2 });
       throw new Error("changed course");
     });
 
     await expect(attempt).rejects.toThrow("changed course");
-    expect(await repos.tasks.findActiveByChat(91)).toBeNull();
-    expect(await t.db.prisma.task.count({ where: { chatId: 91 } })).toBe(0);
+    expect(await db.repos.tasks.findActiveByChat(91)).toBeNull();
+    expect(await db.prisma.task.count({ where: { chatId: 91 } })).toBe(0);
   });
 });
