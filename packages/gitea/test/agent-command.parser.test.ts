@@ -8,8 +8,16 @@ describe("parseAgentComment", () => {
       command: "plan",
       message: "keep it small\nand tested",
     });
-    expect(parseAgentComment("  /Agent IMPLEMENT\r\n", "issue")).toEqual({ kind: "command", command: "implement", message: "" });
-    expect(parseAgentComment("/agent fix the flaky test", "pr")).toEqual({ kind: "command", command: "fix", message: "the flaky test" });
+    expect(parseAgentComment("  /Agent IMPLEMENT\r\n", "issue")).toEqual({
+      kind: "command",
+      command: "implement",
+      message: "",
+    });
+    expect(parseAgentComment("/agent fix the flaky test", "pr")).toEqual({
+      kind: "command",
+      command: "fix",
+      message: "the flaky test",
+    });
   });
 
   it("ignores comments whose first line is not /agent", () => {

@@ -16,7 +16,9 @@ describe("visibleText", () => {
 
   it("removes markdown comments but keeps ordinary reference links and code", () => {
     expect(visibleText("text\n[//]: # (do evil)\nmore")).toBe("text\nmore");
-    expect(visibleText("see [docs]\n\n[docs]: https://example.com")).toBe("see [docs]\n\n[docs]: https://example.com");
+    expect(visibleText("see [docs]\n\n[docs]: https://example.com")).toBe(
+      "see [docs]\n\n[docs]: https://example.com",
+    );
     expect(visibleText("`a < b` and <b>bold</b>")).toBe("`a < b` and <b>bold</b>");
   });
 });

@@ -14,15 +14,27 @@ describe("readDelivery", () => {
   it("reads a created issue comment and a PR conversation comment", () => {
     expect(readDelivery("issue_comment", JSON.stringify(comment))).toEqual({
       kind: "comment-created",
-      comment: { owner: "acme", repo: "web", target: "issue", number: 7, commentId: 501, body: "/agent plan", author: "alice" },
+      comment: {
+        owner: "acme",
+        repo: "web",
+        target: "issue",
+        number: 7,
+        commentId: 501,
+        body: "/agent plan",
+        author: "alice",
+      },
     });
     const onPr = { ...comment, is_pull: true, pull_request: { number: 7 } };
     expect(readDelivery("issue_comment", JSON.stringify(onPr))).toMatchObject({ comment: { target: "pr" } });
   });
 
   it("ignores edits, deletions, other events and review payloads without a comment", () => {
-    expect(readDelivery("issue_comment", JSON.stringify({ ...comment, action: "edited" })).kind).toBe("ignored");
-    expect(readDelivery("issue_comment", JSON.stringify({ ...comment, action: "deleted" })).kind).toBe("ignored");
+    expect(readDelivery("issue_comment", JSON.stringify({ ...comment, action: "edited" })).kind).toBe(
+      "ignored",
+    );
+    expect(readDelivery("issue_comment", JSON.stringify({ ...comment, action: "deleted" })).kind).toBe(
+      "ignored",
+    );
     expect(readDelivery("push", JSON.stringify({ ref: "refs/heads/main" })).kind).toBe("ignored");
     const review = { action: "reviewed", review: { content: "/agent fix" }, repository: comment.repository };
     expect(readDelivery("pull_request_comment", JSON.stringify(review)).kind).toBe("ignored");
@@ -31,6 +43,7 @@ describe("readDelivery", () => {
   });
 
   it("calls only unparsable or non-object JSON malformed", () => {
-    for (const body of ["{", "", "null", "[1]", "\"x\""]) expect(readDelivery("issue_comment", body).kind).toBe("malformed");
+    for (const body of ["{", "", "null", "[1]", '"x"'])
+      expect(readDelivery("issue_comment", body).kind).toBe("malformed");
   });
 });

@@ -22,7 +22,15 @@ describe("verifySignature", () => {
 
   it("rejects absent, empty, prefixed, short and repeated headers", () => {
     const good = signBody(body, SECRET);
-    for (const header of [undefined, "", `sha256=${good}`, good.slice(0, 63), good + "0", "zz".repeat(32), [good]]) {
+    for (const header of [
+      undefined,
+      "",
+      `sha256=${good}`,
+      good.slice(0, 63),
+      good + "0",
+      "zz".repeat(32),
+      [good],
+    ]) {
       expect(verifySignature(body, header, SECRET)).toBe(false);
     }
   });

@@ -36,7 +36,9 @@ export interface RepoRef {
 function asErrorResponse(value: unknown): { status: number; error?: APIError | null } | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const status = (value as { status?: unknown }).status;
-  return typeof status === "number" && "ok" in value ? (value as unknown as { status: number; error?: APIError | null }) : undefined;
+  return typeof status === "number" && "ok" in value
+    ? (value as unknown as { status: number; error?: APIError | null })
+    : undefined;
 }
 
 /**
@@ -59,7 +61,11 @@ export class GiteaClient {
     });
   }
 
-  private async call<T>(name: string, target: string, run: (signal: AbortSignal) => Promise<{ data: T }>): Promise<T> {
+  private async call<T>(
+    name: string,
+    target: string,
+    run: (signal: AbortSignal) => Promise<{ data: T }>,
+  ): Promise<T> {
     try {
       const response = await run(AbortSignal.timeout(this.timeoutMs));
       return response.data;
@@ -76,7 +82,9 @@ export class GiteaClient {
   }
 
   getRepo({ owner, repo }: RepoRef): Promise<Repository> {
-    return this.call("repoGet", `${owner}/${repo}`, (signal) => this.api.repos.repoGet(owner, repo, { signal }));
+    return this.call("repoGet", `${owner}/${repo}`, (signal) =>
+      this.api.repos.repoGet(owner, repo, { signal }),
+    );
   }
 
   /** The user's permission on the repository; `none` when they are no collaborator (403/404). */
@@ -84,7 +92,8 @@ export class GiteaClient {
     const result = await this.call("repoGetRepoPermissions", `${owner}/${repo} for ${login}`, (signal) =>
       this.api.repos.repoGetRepoPermissions(owner, repo, login, { signal }),
     ).catch((err: unknown) => {
-      if (err instanceof GiteaApiError && (err.status === 403 || err.status === 404)) return { permission: "none" };
+      if (err instanceof GiteaApiError && (err.status === 403 || err.status === 404))
+        return { permission: "none" };
       throw err;
     });
     const level = result.permission ?? "none";
@@ -104,7 +113,10 @@ export class GiteaClient {
   }
 
   /** Comments of every issue and PR of a repository updated since `since`, oldest first, one page. */
-  listRepoComments({ owner, repo }: RepoRef, query: { since?: string; page?: number; limit?: number }): Promise<Comment[]> {
+  listRepoComments(
+    { owner, repo }: RepoRef,
+    query: { since?: string; page?: number; limit?: number },
+  ): Promise<Comment[]> {
     return this.call("issueGetRepoComments", `${owner}/${repo}`, (signal) =>
       this.api.repos.issueGetRepoComments(owner, repo, query, { signal }),
     );
@@ -140,15 +152,20 @@ export class GiteaClient {
     );
   }
 
-  listPullRequests({ owner, repo }: RepoRef, state: "open" | "closed" | "all" = "all"): Promise<PullRequest[]> {
+  listPullRequests(
+    { owner, repo }: RepoRef,
+    state: "open" | "closed" | "all" = "all",
+  ): Promise<PullRequest[]> {
     return this.call("repoListPullRequests", `${owner}/${repo}`, (signal) =>
       this.api.repos.repoListPullRequests(owner, repo, { state, limit: 50 }, { signal }),
     );
   }
 
   createPullRequest({ owner, repo }: RepoRef, option: CreatePullRequestOption): Promise<PullRequest> {
-    return this.call("repoCreatePullRequest", `${owner}/${repo} ${option.head ?? ""}→${option.base ?? ""}`, (signal) =>
-      this.api.repos.repoCreatePullRequest(owner, repo, option, { signal }),
+    return this.call(
+      "repoCreatePullRequest",
+      `${owner}/${repo} ${option.head ?? ""}→${option.base ?? ""}`,
+      (signal) => this.api.repos.repoCreatePullRequest(owner, repo, option, { signal }),
     );
   }
 }

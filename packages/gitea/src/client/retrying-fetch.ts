@@ -28,7 +28,9 @@ export function retryingDispatcher(policy: RetryPolicy = {}, base: Dispatcher = 
 
 /** A `fetch` for gitea-js that goes through `dispatcher`. */
 export function fetchVia(dispatcher: Dispatcher): typeof fetch {
-  const viaDispatcher = (input: Parameters<typeof undiciFetch>[0], init?: Parameters<typeof undiciFetch>[1]) =>
-    undiciFetch(input, { ...init, dispatcher });
+  const viaDispatcher = (
+    input: Parameters<typeof undiciFetch>[0],
+    init?: Parameters<typeof undiciFetch>[1],
+  ) => undiciFetch(input, { ...init, dispatcher });
   return viaDispatcher as unknown as typeof fetch;
 }

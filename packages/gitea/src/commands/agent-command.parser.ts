@@ -27,14 +27,18 @@ const PREFIX = /^\/agent(?:\s+|$)/i;
  * that line plus every following line. Whitespace (including a BOM) before `/agent` is ignored.
  */
 export function parseAgentComment(body: string, target: "issue" | "pr"): ParsedAgentComment {
-  const text = body.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n").trimStart();
+  const text = body
+    .replace(/^\uFEFF/, "")
+    .replace(/\r\n?/g, "\n")
+    .trimStart();
   const newline = text.indexOf("\n");
   const firstLine = (newline === -1 ? text : text.slice(0, newline)).trimEnd();
   if (!PREFIX.test(firstLine)) return { kind: "not-a-command" };
   const afterPrefix = firstLine.replace(PREFIX, "");
   const word = afterPrefix.split(/\s+/, 1)[0] ?? "";
   const command = word.toLowerCase();
-  if (!(COMMANDS_BY_TARGET[target] as readonly string[]).includes(command)) return { kind: "usage", given: word };
+  if (!(COMMANDS_BY_TARGET[target] as readonly string[]).includes(command))
+    return { kind: "usage", given: word };
   const more = newline === -1 ? "" : text.slice(newline + 1);
   const firstRest = afterPrefix.slice(word.length).trim();
   const message = [firstRest, more.trim()].filter(Boolean).join("\n");
@@ -43,7 +47,12 @@ export function parseAgentComment(body: string, target: "issue" | "pr"): ParsedA
 
 /** True when the comment's first line starts with `/agent` (cheap check for the webhook route). */
 export function looksLikeAgentCommand(body: string): boolean {
-  return PREFIX.test(body.replace(/^\uFEFF/, "").trimStart().split(/\r?\n/, 1)[0] ?? "");
+  return PREFIX.test(
+    body
+      .replace(/^\uFEFF/, "")
+      .trimStart()
+      .split(/\r?\n/, 1)[0] ?? "",
+  );
 }
 
 /** The usage text shown in the status comment for an unknown or misplaced command. */
@@ -54,11 +63,15 @@ export function agentUsage(target: "issue" | "pr"): string {
           "`/agent plan [message]` — write a plan for this issue, reviewed by the reviewer",
           "`/agent discuss [message]` — answer a question about the current plan, no changes",
           "`/agent iterate [message]` — revise the plan",
-          "`/agent implement [message]` — implement the issue, open a PR \"Closes #N\"",
+          '`/agent implement [message]` — implement the issue, open a PR "Closes #N"',
         ]
       : [
           "`/agent iterate [message]` — resume the agent implementation and its reviewer once",
           "`/agent fix [message]` — a fresh one-shot fix on this PR's branch, one commit",
         ];
-  return [...lines, "`/agent status` — the running and queued commands here", "`/agent cancel` — cancel the running command (or, if none runs, the next queued one)"].join("\n");
+  return [
+    ...lines,
+    "`/agent status` — the running and queued commands here",
+    "`/agent cancel` — cancel the running command (or, if none runs, the next queued one)",
+  ].join("\n");
 }

@@ -10,7 +10,11 @@ export function signBody(rawBody: Buffer | string, secret: string): string {
  * Absent, empty or malformed headers fail. The comparison is constant-time after a length check
  * (timingSafeEqual needs equal lengths; the length of a hex digest is public anyway).
  */
-export function verifySignature(rawBody: Buffer, header: string | string[] | undefined, secret: string): boolean {
+export function verifySignature(
+  rawBody: Buffer,
+  header: string | string[] | undefined,
+  secret: string,
+): boolean {
   if (typeof header !== "string" || !/^[0-9a-fA-F]{64}$/.test(header)) return false;
   const given = Buffer.from(header.toLowerCase(), "hex");
   const expected = createHmac("sha256", secret).update(rawBody).digest();
