@@ -10,17 +10,8 @@
  * - server stall = the slowest `/global/health` answer during the phase (a saturated server).
  * Our client is one long-lived client, as in production (its per-directory warm-up is cached).
  */
-import {
-  reply,
-  startOpencodeServer,
-  startScriptedModel,
-  type ScriptedModel,
-} from "../packages/testkit/src/index.ts";
-import {
-  createCountingDispatcher,
-  createOpencodeClient,
-  OpencodeHttp,
-} from "../packages/opencode/src/index.ts";
+import { reply, startOpencodeServer, startScriptedModel, type ScriptedModel } from "../packages/testkit/src/index.ts";
+import { createCountingDispatcher, createOpencodeClient, OpencodeHttp } from "../packages/opencode/src/index.ts";
 
 const THINK_MS = Number(process.env["THINK_MS"] ?? 2_000);
 const SIZES = (process.env["SIZES"] ?? "1,10,50").split(",").map(Number);
@@ -44,9 +35,7 @@ function recording() {
   const counting = createCountingDispatcher();
   const routes = new Map<string, number>();
   const dispatcher = counting.dispatcher.compose((dispatch) => (opts, handler) => {
-    const route = `${opts.method} ${String(opts.path)
-      .split("?")[0]
-      ?.replace(/\/(ses|per|que|msg)_[A-Za-z0-9]+/g, "/:id")}`;
+    const route = `${opts.method} ${String(opts.path).split("?")[0]?.replace(/\/(ses|per|que|msg)_[A-Za-z0-9]+/g, "/:id")}`;
     routes.set(route, (routes.get(route) ?? 0) + 1);
     return dispatch(opts, handler);
   });
@@ -61,10 +50,7 @@ function pct(values: number[], p: number): number {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs `body` while probing the server's health latency; returns the worst one seen. */
-async function withStallProbe<T>(
-  probe: OpencodeHttp,
-  body: () => Promise<T>,
-): Promise<{ value: T; stallMs: number }> {
+async function withStallProbe<T>(probe: OpencodeHttp, body: () => Promise<T>): Promise<{ value: T; stallMs: number }> {
   let stop = false;
   let worst = 0;
   const loop = (async () => {
@@ -93,23 +79,11 @@ async function settle(probe: OpencodeHttp): Promise<void> {
   }
 }
 
-async function runOurs(
-  client: ReturnType<typeof createOpencodeClient>,
-  dir: string,
-  n: number,
-  tag: string,
-): Promise<Sample[]> {
+async function runOurs(client: ReturnType<typeof createOpencodeClient>, dir: string, n: number, tag: string): Promise<Sample[]> {
   return Promise.all(
     Array.from({ length: n }, async (_, i) => {
       const start = Date.now();
-      const r = await client.runAgent({
-        agent: "judge",
-        directory: dir,
-        prompt: `${tag}-${i}`,
-        policy: {},
-        idleTimeoutMs: 60_000,
-        hardTimeoutMs: 180_000,
-      });
+      const r = await client.runAgent({ agent: "judge", directory: dir, prompt: `${tag}-${i}`, policy: {}, idleTimeoutMs: 60_000, hardTimeoutMs: 180_000 });
       const returnedAt = Date.now();
       if (r.outcome !== "ok") throw new Error(`run failed: ${r.error?.message}`);
       return { sessionId: r.sessionId as string, returnedAt, durationMs: returnedAt - start };
@@ -118,19 +92,12 @@ async function runOurs(
 }
 
 async function runBaseline(http: OpencodeHttp, dir: string, n: number, tag: string): Promise<Sample[]> {
-  const call = (method: "GET" | "POST", path: string, body?: unknown): Promise<Json> =>
-    http.json(method, path, body);
+  const call = (method: "GET" | "POST", path: string, body?: unknown): Promise<Json> => http.json(method, path, body);
   return Promise.all(
     Array.from({ length: n }, async (_, i): Promise<Sample> => {
       const start = Date.now();
-      const s = await call("POST", "/api/session", {
-        agent: "judge",
-        model: { providerID: "fake", id: "scripted" },
-        location: { directory: dir },
-      });
-      const admitted = await call("POST", `/api/session/${s.data.id}/prompt`, {
-        prompt: { text: `${tag}-${i}` },
-      });
+      const s = await call("POST", "/api/session", { agent: "judge", model: { providerID: "fake", id: "scripted" }, location: { directory: dir } });
+      const admitted = await call("POST", `/api/session/${s.data.id}/prompt`, { prompt: { text: `${tag}-${i}` } });
       let stable = 0;
       let last = "";
       // A real poller is not in phase with the model's think time: start at a random offset.
@@ -140,9 +107,7 @@ async function runBaseline(http: OpencodeHttp, dir: string, n: number, tag: stri
         delay = 2_000;
         const msgs = await call("GET", `/api/session/${s.data.id}/message?order=desc&limit=200`);
         const active = await call("GET", "/api/session/active");
-        const newest = msgs.data.find(
-          (m: Json) => m.type === "assistant" && m.time.created >= admitted.data.timeCreated,
-        );
+        const newest = msgs.data.find((m: Json) => m.type === "assistant" && m.time.created >= admitted.data.timeCreated);
         const sig = newest ? JSON.stringify(newest) : "";
         if (!(s.data.id in active.data) && newest?.time.completed) {
           stable = sig === last ? stable + 1 : 1;
@@ -162,8 +127,7 @@ async function detections(probe: OpencodeHttp, model: ScriptedModel, samples: Sa
   const serverLag: number[] = [];
   for (const s of samples) {
     const msgs: Json = await probe.json("GET", `/api/session/${s.sessionId}/message?order=desc&limit=5`);
-    const completed = msgs.data.find((m: Json) => m.type === "assistant")?.time?.completed as
-      number | undefined;
+    const completed = msgs.data.find((m: Json) => m.type === "assistant")?.time?.completed as number | undefined;
     if (completed === undefined) throw new Error(`session ${s.sessionId} has no completed assistant message`);
     detect.push(s.returnedAt - completed);
     const modelEnd = model.requestsFor(s.sessionId).at(-1)?.endedAt;
@@ -187,49 +151,24 @@ async function summarize(name: string, phase: Phase, probe: OpencodeHttp, model:
       `requests ${String(requests).padStart(5)} (${(requests / n).toFixed(1)}/run, run p50 ${runS.toFixed(1)} s)  ${rate.toFixed(2)} req/session-s  ` +
       `| server: model end → completed p50 ${pct(serverLag, 50).toFixed(0)} ms, stall max ${phase.stallMs} ms`,
   );
-  const routes = [...phase.routes.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .map(([r, c]) => `${r} ${(c / n).toFixed(2)}`);
+  const routes = [...phase.routes.entries()].sort((a, b) => b[1] - a[1]).map(([r, c]) => `${r} ${(c / n).toFixed(2)}`);
   console.log(`            per run: ${routes.join(", ")}`);
   return { p50: pct(detect, 50), p99: pct(detect, 99), rate };
 }
 
 const model = await startScriptedModel();
 model.setFallback(reply.json({ passed: true, comments: [] }, { delayMs: THINK_MS }));
-const server = await startOpencodeServer({
-  provider: { baseUrl: model.url },
-  agents: { judge: { prompt: "You are the bench judge." } },
-});
+const server = await startOpencodeServer({ provider: { baseUrl: model.url }, agents: { judge: { prompt: "You are the bench judge." } } });
 const probeDispatcher = createCountingDispatcher();
-const probe = new OpencodeHttp({
-  baseUrl: server.url,
-  password: server.password,
-  dispatcher: probeDispatcher.dispatcher,
-});
+const probe = new OpencodeHttp({ baseUrl: server.url, password: server.password, dispatcher: probeDispatcher.dispatcher });
 const ours = recording();
 const base = recording();
-const client = createOpencodeClient({
-  baseUrl: server.url,
-  password: server.password,
-  defaultModel: "fake/scripted",
-  dispatcher: ours.dispatcher,
-});
-const baseHttp = new OpencodeHttp({
-  baseUrl: server.url,
-  password: server.password,
-  dispatcher: base.dispatcher,
-});
+const client = createOpencodeClient({ baseUrl: server.url, password: server.password, defaultModel: "fake/scripted", dispatcher: ours.dispatcher });
+const baseHttp = new OpencodeHttp({ baseUrl: server.url, password: server.password, dispatcher: base.dispatcher });
 let failed = false;
 try {
   const dir = await server.makeWorkDir("bench");
-  await client.runAgent({
-    agent: "judge",
-    directory: dir,
-    prompt: "warm-up",
-    policy: {},
-    idleTimeoutMs: 30_000,
-    hardTimeoutMs: 60_000,
-  });
+  await client.runAgent({ agent: "judge", directory: dir, prompt: "warm-up", policy: {}, idleTimeoutMs: 30_000, hardTimeoutMs: 60_000 });
   console.log(`opencode-verdict bench: model thinks ${THINK_MS} ms then answers instantly`);
   for (const n of SIZES) {
     console.log(`N = ${n}`);
@@ -239,26 +178,11 @@ try {
       const { value, stallMs } = await withStallProbe(probe, run);
       return { samples: value, routes: new Map(rec.routes), stallMs };
     };
-    const o = await summarize(
-      "client",
-      await phase(ours, () => runOurs(client, dir, n, `ours-${n}`)),
-      probe,
-      model,
-    );
-    const b = await summarize(
-      "baseline",
-      await phase(base, () => runBaseline(baseHttp, dir, n, `base-${n}`)),
-      probe,
-      model,
-    );
+    const o = await summarize("client", await phase(ours, () => runOurs(client, dir, n, `ours-${n}`)), probe, model);
+    const b = await summarize("baseline", await phase(base, () => runBaseline(baseHttp, dir, n, `base-${n}`)), probe, model);
     const faster = { p50: b.p50 / o.p50, p99: b.p99 / o.p99 };
     const rateRatio = o.rate / b.rate;
-    const ok =
-      o.p50 <= TARGET.p50 &&
-      o.p99 <= TARGET.p99 &&
-      o.rate <= TARGET.rate &&
-      faster.p50 >= TARGET.faster &&
-      rateRatio <= TARGET.rateRatio;
+    const ok = o.p50 <= TARGET.p50 && o.p99 <= TARGET.p99 && o.rate <= TARGET.rate && faster.p50 >= TARGET.faster && rateRatio <= TARGET.rateRatio;
     failed ||= !ok;
     console.log(
       `  ratio     detection ${faster.p50.toFixed(1)}× faster (p50), ${faster.p99.toFixed(1)}× (p99); request rate ${rateRatio.toFixed(2)}× baseline  ` +

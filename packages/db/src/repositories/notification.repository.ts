@@ -95,11 +95,7 @@ export class NotificationRepository {
    */
   async listStalePending(olderThanMs: number, limit = 100): Promise<number[]> {
     const rows = await this.db.notification.findMany({
-      where: {
-        status: "pending",
-        channel: "telegram",
-        createdAt: { lt: new Date(Date.now() - olderThanMs) },
-      },
+      where: { status: "pending", channel: "telegram", createdAt: { lt: new Date(Date.now() - olderThanMs) } },
       orderBy: { id: "asc" },
       take: limit,
       select: { id: true },
