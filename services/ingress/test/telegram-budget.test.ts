@@ -16,7 +16,7 @@ afterAll(async () => {
   await h?.stop();
 });
 
-/** A task in its dev round 1 whose first run cost `costUsd`, stopped by the budget as dev would stop it. */
+/** A task whose dev round 1 cost `costUsd`, stopped by the budget before its review, as the reviewer would stop it. */
 async function pausedTask(chat: number, costUsd: number): Promise<Task> {
   const task = await h.readyTask(chat);
   await h.transition(task.id, { type: "user.approved" });
@@ -31,7 +31,6 @@ async function pausedTask(chat: number, costUsd: number): Promise<Task> {
     startedAt,
     endedAt: new Date(startedAt.getTime() + 60_000),
   });
-  await h.transition(task.id, { type: "dev.finished" });
   await h.transition(task.id, { type: "budget.exceeded", spentUsd: costUsd, budgetUsd: 1, step: "review" });
   return task;
 }
@@ -59,8 +58,9 @@ describe("task budget (P5)", () => {
     expect(
       render("en", "task.budget-exceeded", stop?.params as unknown as TemplateParams["task.budget-exceeded"]),
     ).toContain("it has spent $1.37, more than its budget of $1.00");
-    // No review job runs while the task waits: the one from dev.finished is what dev stopped before.
-    expect(await h.jobs("review", task.id)).toHaveLength(1);
+    // Nothing runs while the task waits.
+    expect(await h.jobs("review", task.id)).toHaveLength(0);
+    expect(await h.jobs("dev", task.id)).toHaveLength(1);
   });
 
   it("Continue (+budget) pressed twice extends once: one new budget, one resumed run, a toast for the second", async () => {
@@ -73,11 +73,7 @@ describe("task budget (P5)", () => {
 
     expect(await h.onlyTask(chat)).toMatchObject({ status: "running", budgetUsd: 2.37, pausedStep: null });
     const reviews = await h.jobs("review", task.id);
-    expect(reviews.map((job) => job.data)).toEqual([
-      { v: 1, taskId: task.id, kind: "diff", round: 1 },
-      { v: 1, taskId: task.id, kind: "diff", round: 1 },
-    ]);
-    expect(new Set(reviews.map((job) => job.id)).size).toBe(2);
+    expect(reviews.map((job) => job.data)).toEqual([{ v: 1, taskId: task.id, kind: "diff", round: 1 }]);
     expect(await h.jobs("dev", task.id)).toHaveLength(1);
     expect((await h.notifications(chat, "task.budget-extended")).map((n) => n.params)).toEqual([
       { taskId: task.id, budgetUsd: 2.37 },
@@ -99,7 +95,7 @@ describe("task budget (P5)", () => {
     expect(await h.onlyTask(chat)).toMatchObject({ status: "cancelled", budgetUsd: 1 });
     expect(await h.notifications(chat, "task.cancelled")).toHaveLength(1);
     expect(await h.notifications(chat, "task.budget-extended")).toEqual([]);
-    expect(await h.jobs("review", task.id)).toHaveLength(1);
+    expect(await h.jobs("review", task.id)).toHaveLength(0);
     expect(h.fake.callbackAnswer(late)?.text).toMatch(/not waiting on its budget any more: it is cancelled/);
   });
 
