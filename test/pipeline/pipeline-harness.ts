@@ -1,5 +1,5 @@
 import { Queue } from "bullmq";
-import { QUEUE } from "@ratatoskr/contracts";
+import type { QueueName } from "@ratatoskr/contracts";
 import {
   FakeTelegram,
   createBareRepo,
@@ -90,7 +90,7 @@ export class PipelineHarness {
     if (this.root) await rm(this.root, { recursive: true, force: true });
   }
 
-  queue(name: (typeof QUEUE)[keyof typeof QUEUE]): Queue {
+  queue(name: QueueName): Queue {
     const queue = new Queue(name, { connection: { url: this.redis.url }, prefix: this.redis.prefix });
     this.queues.push(queue);
     return queue;
