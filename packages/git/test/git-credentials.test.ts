@@ -10,7 +10,7 @@ const BASIC = Buffer.from(`ratatoskr-bot:${TOKEN}`).toString("base64");
 
 let fx: GitFixture;
 let server: GitHttpServer;
-let remote: RemoteSpec;
+let remote: Extract<RemoteSpec, { kind: "http" }>;
 let ws: GitWorkspaces;
 
 beforeEach(async () => {
