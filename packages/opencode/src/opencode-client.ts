@@ -8,7 +8,11 @@ import { EventHub } from "./run/event-hub.ts";
 import { runAgent, type OpencodeLogger } from "./run/agent-run.ts";
 import { LocationWarmup } from "./run/location-warmup.ts";
 import type { AgentRunResult, RunAgentOptions } from "./run/run-types.ts";
+import { summarizeSessionProgress, type SessionProgress } from "./run/session-progress.ts";
 import { checkServer, type ServerInfo } from "./server-check.ts";
+
+/** Latest messages a progress sample reads: enough for a long run's recent steps, one request. */
+const PROGRESS_MESSAGES = 200;
 
 export interface OpencodeClientOptions {
   /** e.g. `http://127.0.0.1:4096` */
@@ -32,6 +36,11 @@ export interface OpencodeClient {
   checkServer(signal?: AbortSignal): Promise<ServerInfo>;
   /** Runs an agent turn to a result (never throws for run failures; see `outcome`). */
   runAgent<T = unknown>(options: RunAgentOptions<T>): Promise<AgentRunResult<T>>;
+  /**
+   * What a session has done so far (newest tool call, tokens, cost), read from its latest
+   * messages: the sampler a job's live progress (O6) polls while the agent runs.
+   */
+  sessionProgress(sessionId: string, signal?: AbortSignal): Promise<SessionProgress>;
   /** Stops a session's running turn (no-op when idle). */
   interrupt(sessionId: string): Promise<void>;
   /** Closes the owned connection pool. */
@@ -69,6 +78,8 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
     baseUrl: http.baseUrl,
     checkServer: (signal) => checkServer(api, signal),
     runAgent: (runOptions) => runAgent({ api, activePoller, events, warmup, logger: options.logger, resolveModel }, runOptions),
+    sessionProgress: async (sessionId, signal) =>
+      summarizeSessionProgress(await api.messages(sessionId, PROGRESS_MESSAGES, signal)),
     interrupt: (sessionId) => api.interrupt(sessionId),
     close: async () => {
       await owned?.close();

@@ -30,7 +30,7 @@ const WRITE = (patchSet: string) => `
 WITH t AS (
   UPDATE tasks SET status = $2, version = $3, turn_count = $4, pending_turns = $5, analysing = $6,
     skip_requested = $7, round = $8, max_turns = $9, max_rounds = $10, finished_at = $11::timestamp,
-    updated_at = $12::timestamp${patchSet}
+    updated_at = $12::timestamp, budget_usd = $24::float8, paused_step = $25::text${patchSet}
   WHERE id = $1 RETURNING *
 ), e AS (
   INSERT INTO task_events (task_id, version, type, payload, from_status, to_status, created_at)
@@ -89,6 +89,8 @@ function writeQuery(row: Task, event: TaskEvent, plan: TransitionPlan, patch: Ta
     plan.followUps.map((f) => f.jobId),
     plan.followUps.map((f) => JSON.stringify(f.data)),
     plan.followUps.map((f) => (f.notification === undefined ? null : f.notification + 1)),
+    columns.budgetUsd ?? null,
+    columns.pausedStep ?? null,
   ];
   const keys = (Object.keys(patch) as (keyof TaskPatch)[])
     .filter((key) => key !== "finishedAt" && patch[key] !== undefined && key in PATCH_COLUMNS)

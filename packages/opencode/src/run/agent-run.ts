@@ -89,6 +89,7 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
       const session = await deps.api.createSession({ agent: o.agent, directory: o.directory, ...(expected ? { model: expected } : {}) }, o.signal);
       sessionId = session.id;
     }
+    await o.onSession?.({ sessionId, serverUrl });
     await deps.events.whenLive(250);
     let turn = await runTurn(o.prompt);
     let settled = settle(turn, knownModels);

@@ -48,6 +48,12 @@ export interface RunAgentOptions<T = unknown> {
   signal?: AbortSignal;
   /** Continue this existing session instead of creating one. */
   sessionId?: string;
+  /**
+   * Called once the run's session exists (created or continued), before the prompt is sent, so
+   * the caller can store it while the run is live (attach, cancel, one session per task step).
+   * A throw fails the run before the prompt.
+   */
+  onSession?: (session: { sessionId: string; serverUrl: string }) => Promise<void> | void;
 }
 
 export interface AgentRunResult<T = unknown> {
