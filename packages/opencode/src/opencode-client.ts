@@ -94,7 +94,7 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
       const located = runOptions.sessionId ? await pool.locate(runOptions.sessionId, runOptions.serverUrl, runOptions.signal).catch(() => undefined) : undefined;
       const server = located ?? pool.leastLoaded();
       return runAgent(
-        { ...server, logger: options.logger, resolveModel, onSession: (id) => pool.remember(id, server) },
+        { ...server, logger: options.logger, resolveModel, rememberSession: (id) => pool.remember(id, server) },
         runOptions,
       );
     },

@@ -30,7 +30,7 @@ export interface AgentRunDeps {
   gate?: PromptGate;
   logger: OpencodeLogger | undefined;
   /** Told the session id as soon as it is known (pool affinity). */
-  onSession?: (sessionId: string) => void;
+  rememberSession?: (sessionId: string) => void;
   resolveModel: (requested: RunAgentOptions["model"]) => Promise<ModelRef | undefined>;
   now?: () => number;
 }
@@ -108,7 +108,8 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
       const session = await deps.api.createSession({ agent: o.agent, directory: o.directory, ...(expected ? { model: expected } : {}) }, o.signal);
       sessionId = session.id;
     }
-    deps.onSession?.(sessionId);
+    deps.rememberSession?.(sessionId);
+    await o.onSession?.({ sessionId, serverUrl });
     await deps.events.whenLive(250);
     let turn = await runTurn(o.prompt);
     let settled = settle(turn, knownModels);

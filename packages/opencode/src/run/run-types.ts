@@ -55,6 +55,12 @@ export interface RunAgentOptions<T = unknown> {
   sessionId?: string;
   /** The server holding `sessionId` (from the trace), for a pool of servers; found when omitted. */
   serverUrl?: string;
+  /**
+   * Called once the run's session exists (created or continued), before the prompt is sent, so
+   * the caller can store it while the run is live (attach, cancel, one session per task step).
+   * A throw fails the run before the prompt.
+   */
+  onSession?: (session: { sessionId: string; serverUrl: string }) => Promise<void> | void;
 }
 
 export interface AgentRunResult<T = unknown> {
