@@ -12,6 +12,7 @@ export { MIN_OPENCODE_VERSION, type ServerInfo } from "./server-check.ts";
 export { modelFromConfigText, readConfigModel } from "./model/config-model.ts";
 export { parseModelRef, formatModelRef, type ModelRef } from "./model/model-ref.ts";
 export { extractVerdict, jsonCandidates } from "./run/verdict-extract.ts";
+export { summarizeSessionProgress, type SessionProgress } from "./run/session-progress.ts";
 export { compareVersions } from "./semver.ts";
 export { OpencodeUnavailableError } from "./errors/opencode-unavailable.error.ts";
 export { OpencodeTooOldError } from "./errors/opencode-too-old.error.ts";

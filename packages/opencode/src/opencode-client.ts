@@ -7,10 +7,13 @@ import { ServerPool } from "./pool/server-pool.ts";
 import { runAgent, type OpencodeLogger } from "./run/agent-run.ts";
 import { interruptWithin } from "./run/interrupt.ts";
 import type { AgentRunResult, RunAgentOptions } from "./run/run-types.ts";
+import { summarizeSessionProgress, type SessionProgress } from "./run/session-progress.ts";
 import { checkServer, type ServerInfo } from "./server-check.ts";
 
 /** Default cap on concurrent agent runs per server (OPENCODE_MAX_PROMPTS_PER_SERVER). */
 export const DEFAULT_MAX_CONCURRENT_PROMPTS = 8;
+/** Latest messages a progress sample reads: enough for a long run's recent steps, one request. */
+const PROGRESS_MESSAGES = 200;
 
 export interface OpencodeClientOptions {
   /** e.g. `http://127.0.0.1:4096` (the only server unless `baseUrls` names several). */
@@ -51,6 +54,11 @@ export interface OpencodeClient {
   interrupt(sessionId: string, serverUrl?: string): Promise<void>;
   /** Runs holding or waiting for a slot, per server URL. */
   load(): Record<string, { running: number; waiting: number }>;
+  /**
+   * What a session has done so far (newest tool call, tokens, cost), read from its latest
+   * messages: the sampler a job's live progress (O6) polls while the agent runs.
+   */
+  sessionProgress(sessionId: string, signal?: AbortSignal, serverUrl?: string): Promise<SessionProgress>;
   /** Closes the owned connection pool. */
   close(): Promise<void>;
 }
@@ -105,6 +113,10 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
       if (!result.ok && !(result.error instanceof OpencodeHttpError && result.error.status === 404)) throw result.error;
     },
     load: () => Object.fromEntries(servers.map((s) => [s.url, { running: s.gate.load - s.gate.waiting, waiting: s.gate.waiting }])),
+    async sessionProgress(sessionId, signal, serverUrl) {
+      const server = (await pool.locate(sessionId, serverUrl, signal)) ?? pool.servers[0];
+      return summarizeSessionProgress(await (server as OpencodeServerHandle).api.messages(sessionId, PROGRESS_MESSAGES, signal));
+    },
     close: async () => {
       for (const s of servers) s.events.close();
       await owned?.close();
