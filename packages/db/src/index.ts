@@ -14,6 +14,7 @@ export * from "./repositories/task-event.repository.ts";
 export * from "./repositories/webhook-delivery.repository.ts";
 export * from "./repositories/notification.repository.ts";
 export * from "./repositories/gitea-sweep-cursor.repository.ts";
+export * from "./repositories/telegram-update.repository.ts";
 export * from "./repositories/repositories.ts";
 export * from "./transitions/apply-transition.ts";
 export * from "./budget/budget-guard.ts";
