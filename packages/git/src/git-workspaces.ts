@@ -172,7 +172,22 @@ export function createGitWorkspaces(options: GitWorkspacesOptions): GitWorkspace
     await fetch(dir, repo);
     const current = (await git.run(dir, ["rev-parse", "--abbrev-ref", "HEAD"], { ctx: ctx("rev-parse", repo) })).trim();
     if (current !== meta.branch) await git.run(dir, ["checkout", "-q", meta.branch], { ctx: ctx("checkout", repo) });
+    await catchUp(taskId, repo, dir, meta.branch);
     logger.debug({ taskId, repo: repo.fullName, branch: meta.branch }, "workspace reused");
+  }
+
+  /**
+   * Another process's clone (the reviewer's, another dev replica's) may have pushed the task
+   * branch since this tree last saw it: fast-forward to the remote head, never past local work.
+   */
+  async function catchUp(taskId: number, repo: RepoRef, dir: string, branch: string): Promise<void> {
+    const remoteRef = `refs/remotes/origin/${branch}`;
+    if (!(await hasRef(dir, remoteRef))) return;
+    const count = async (range: string) => Number((await git.run(dir, ["rev-list", "--count", range], { ctx: ctx("rev-list", repo) })).trim());
+    if ((await count(`${remoteRef}..HEAD`)) > 0 || (await count(`HEAD..${remoteRef}`)) === 0) return;
+    await git.run(dir, ["merge", "--ff-only", "-q", remoteRef], { ctx: ctx("merge", repo) }).catch((err: unknown) => {
+      logger.warn({ taskId, repo: repo.fullName, branch, err }, "could not fast-forward the workspace to the pushed branch");
+    });
   }
 
   async function prepare(input: PrepareInput): Promise<Workspace> {

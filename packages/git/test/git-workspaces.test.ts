@@ -48,6 +48,29 @@ describe("prepare", () => {
     expect(fx.logger.lines.filter((l) => l.includes("repository cloned"))).toHaveLength(1);
   });
 
+  it("catches up with the branch another clone pushed (the reviewer's clone after each dev round), never past local work", async () => {
+    const dev = ws;
+    const reviewer = fx.workspaces({ root: path.join(fx.dir, "reviewer") });
+    const d = await dev.prepare({ taskId: 8, repo: "demo/hello", branch: "ratatoskr/8-x" });
+    await writeFile(path.join(d.dir, "hello.txt"), "round one\n");
+    await dev.commitAll(d, "round 1");
+    await dev.push(d);
+    const r1 = await reviewer.prepare({ taskId: 8, repo: "demo/hello", branch: "ratatoskr/8-x" });
+    expect(await reviewer.diff(r1)).toContain("+round one");
+
+    await writeFile(path.join(d.dir, "hello.txt"), "round two\n");
+    await dev.commitAll(d, "round 2");
+    const pushed = await dev.push(d);
+    const r2 = await reviewer.prepare({ taskId: 8, repo: "demo/hello", branch: "ratatoskr/8-x" });
+    expect(await reviewer.headSha(r2)).toBe(pushed.sha);
+    expect(await reviewer.diff(r2)).toContain("+round two");
+
+    // Local commits the remote has not seen stay: no reset over them.
+    await writeFile(path.join(d.dir, "hello.txt"), "unpushed\n");
+    const local = await dev.commitAll(d, "round 3");
+    expect(await dev.headSha(await dev.prepare({ taskId: 8, repo: "demo/hello", branch: "ratatoskr/8-x" }))).toBe(local);
+  });
+
   it("gives two tasks on one repository separate working trees and branches", async () => {
     const a = await ws.prepare({ taskId: 1, repo: "demo/hello", branch: "ratatoskr/1-a" });
     const b = await ws.prepare({ taskId: 2, repo: "demo/hello", branch: "ratatoskr/2-b" });
