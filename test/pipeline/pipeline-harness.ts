@@ -11,7 +11,12 @@ import {
   type ScriptedModel,
   type ServiceProcess,
 } from "@ratatoskr/testkit";
-import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from "@ratatoskr/testkit/vitest";
+import {
+  createTestDatabase,
+  createTestRedis,
+  type TestDatabase,
+  type TestRedis,
+} from "@ratatoskr/testkit/vitest";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -112,9 +117,13 @@ export class PipelineHarness {
 
   /**
    * A task whose draft the analyst completed (status `ready`, the chat's active task), then the
-   * person's "go" in the chat: everything after the approval is the real pipeline.
+   * person's "go" in the chat: everything after the approval is the real pipeline. `spentUsd`:
+   * what the analysis already cost, recorded as its finished run (the scripted model is free).
    */
-  async approvedTask(chatId: number, draft: { title: string; repos: string[]; goal?: string; maxRounds?: number }) {
+  async approvedTask(
+    chatId: number,
+    draft: { title: string; repos: string[]; goal?: string; maxRounds?: number; budgetUsd?: number; spentUsd?: number },
+  ) {
     const task = await this.database.db.prisma.task.create({
       data: {
         source: "telegram",
@@ -123,6 +132,7 @@ export class PipelineHarness {
         locale: "en",
         maxTurns: 5,
         maxRounds: draft.maxRounds ?? 3,
+        budgetUsd: draft.budgetUsd ?? null,
         status: "ready",
         title: draft.title,
         goal: draft.goal ?? `${draft.title}.`,
@@ -132,18 +142,30 @@ export class PipelineHarness {
         activeInChat: { connectOrCreate: { where: { chatId }, create: { chatId } } },
       },
     });
+    if (draft.spentUsd !== undefined) {
+      const at = new Date();
+      await this.database.db.prisma.agentTrace.create({
+        data: { taskId: task.id, agent: "analyst", prompt: draft.title, output: "{}", outcome: "completed", cost: draft.spentUsd, startedAt: at, endedAt: at },
+      });
+    }
     this.telegram.sendText(chatId, "go");
     return task.id;
   }
 
   /** Plain texts of the bot's messages to a chat, oldest first. */
   texts(chatId: number): string[] {
-    return this.telegram.sent(chatId).filter((r) => r.kind === "sent").map((r) => r.plainText);
+    return this.telegram
+      .sent(chatId)
+      .filter((r) => r.kind === "sent")
+      .map((r) => r.plainText);
   }
 
   /** Waits until a bot message to the chat contains `text`; returns every message so far. */
   async waitForText(chatId: number, text: string, timeoutMs = 60_000): Promise<string[]> {
-    await this.telegram.waitForMessages(chatId, (record) => record.plainText.includes(text), { timeoutMs, kind: "sent" });
+    await this.telegram.waitForMessages(chatId, (record) => record.plainText.includes(text), {
+      timeoutMs,
+      kind: "sent",
+    });
     return this.texts(chatId);
   }
 
@@ -152,7 +174,10 @@ export class PipelineHarness {
   }
 
   traces(taskId: number) {
-    return this.database.db.prisma.agentTrace.findMany({ where: { taskId }, orderBy: [{ startedAt: "asc" }, { id: "asc" }] });
+    return this.database.db.prisma.agentTrace.findMany({
+      where: { taskId },
+      orderBy: [{ startedAt: "asc" }, { id: "asc" }],
+    });
   }
 
   /** What the service processes logged so far, for failure messages. */

@@ -1,12 +1,17 @@
 import type { AgentTraceRecord, AgentTraceRepository, TaskRepository } from "@ratatoskr/db";
 import type { AgentRunResult, OpencodeClient, RunAgentOptions, TraceRecord } from "@ratatoskr/opencode";
-import type { Logger } from "@ratatoskr/runtime";
+import type { JobProgressReporter, Logger } from "@ratatoskr/runtime";
+
+/** How often a live run's tokens, cost and last tool are sampled into the job's progress (O6). */
+const PROGRESS_SAMPLE_MS = 2_000;
 
 export interface TracedRunDeps {
   traces: Pick<AgentTraceRepository, "start" | "finish" | "record" | "listUnfinished" | "markInterrupted">;
   tasks: Pick<TaskRepository, "updateRun">;
-  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl">;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl"> & Partial<Pick<OpencodeClient, "sessionProgress">>;
   logger: Logger;
+  /** The job's live progress (Bull Board); sampled from the session while the run is live. */
+  progress?: JobProgressReporter;
 }
 
 export interface TracedRunInput<T> {
@@ -38,6 +43,8 @@ export function traceRow(trace: TraceRecord): AgentTraceRecord {
  */
 export async function runTraced<T>(deps: TracedRunDeps, input: TracedRunInput<T>): Promise<AgentRunResult<T>> {
   let traceId: number | undefined;
+  let stopSampling: (() => void) | undefined;
+  await deps.progress?.report({ stage: `${input.run.agent} agent`, round: input.round });
   const result = await deps.opencode.runAgent<T>({
     ...input.run,
     onSession: async ({ sessionId, serverUrl }) => {
@@ -52,8 +59,18 @@ export async function runTraced<T>(deps: TracedRunDeps, input: TracedRunInput<T>
       traceId = trace.id;
       if (input.storeOnTask) await deps.tasks.updateRun(input.taskId, { agentSessionId: sessionId, agentServerUrl: serverUrl });
       deps.logger.info({ sessionId, serverUrl, agent: input.run.agent, round: input.round }, "agent run started");
+      const sample = deps.opencode.sessionProgress;
+      if (deps.progress && sample) {
+        await deps.progress.report({ sessionId });
+        stopSampling = deps.progress.every(PROGRESS_SAMPLE_MS, async () => {
+          const live = await sample(sessionId);
+          return { lastTool: live.lastTool, tokens: live.tokens, costUsd: live.costUsd };
+        });
+      }
     },
-  });
+  }).finally(() => stopSampling?.());
+  const { tokens } = result.trace;
+  await deps.progress?.report({ tokens: tokens.input + tokens.output + tokens.reasoning, costUsd: result.trace.cost });
   const row = traceRow(result.trace);
   if (traceId === undefined) await deps.traces.record(input.taskId, row, input.round);
   else await deps.traces.finish(traceId, row);

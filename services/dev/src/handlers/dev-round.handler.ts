@@ -1,5 +1,5 @@
 import { IllegalTransitionError, type DevJob, type TaskEvent } from "@ratatoskr/contracts";
-import type { ApplyTransitionOptions, AppliedTransition, Repositories, Task } from "@ratatoskr/db";
+import { stopIfOverBudget, type ApplyTransitionOptions, type AppliedTransition, type Repositories, type Task } from "@ratatoskr/db";
 import { PushRejectedError, type GitWorkspaces, type Workspace } from "@ratatoskr/git";
 import { VerdictValidationError, type AgentPolicy, type AgentRunResult, type OpencodeClient } from "@ratatoskr/opencode";
 import {
@@ -11,8 +11,9 @@ import {
   taskBranch,
   watchTaskStatus,
   workspaceLines,
+  type TracedRunDeps,
 } from "@ratatoskr/pipeline";
-import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
+import { createJobProgress, skipped, type JobContext, type JobHandler, type JobProgressReporter } from "@ratatoskr/runtime";
 import { buildContinuePrompt, buildDevPrompt } from "../prompt/dev-prompt.ts";
 import { devReportSchema, type DevReport } from "../prompt/dev-report.schema.ts";
 import { deliverWork, type DeliveredWork } from "../work/deliver-work.ts";
@@ -33,7 +34,7 @@ export type TransitionFn = (taskId: number, event: TaskEvent, options?: ApplyTra
 export interface DevHandlerDeps {
   repos: Pick<Repositories, "tasks" | "traces" | "events">;
   transition: TransitionFn;
-  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl">;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl" | "sessionProgress">;
   git: GitWorkspaces;
   idleTimeoutMs: number;
   hardTimeoutMs: number;
@@ -69,6 +70,10 @@ export function createDevRoundHandler(deps: DevHandlerDeps): JobHandler<"dev"> {
     if (isStepSettled(ctx.job.id, task.id, await deps.repos.events.list(task.id), SETTLED_BY)) {
       return skipped(`dev job ${ctx.job.id} already reported back`);
     }
+    if (data.kind !== "fix") {
+      const budget = await stopIfOverBudget(deps, task.id, data.kind);
+      if (!budget.proceed) return skipped(`task ${task.id} stopped by its budget ($${budget.spentUsd} of $${budget.budgetUsd})`);
+    }
     const round = new DevRound(deps, data, ctx);
     try {
       return await round.run(task);
@@ -86,11 +91,17 @@ function messageOf(err: unknown): string {
 }
 
 class DevRound {
+  private readonly progress: JobProgressReporter;
+  private readonly traced: TracedRunDeps;
+
   constructor(
     private readonly deps: DevHandlerDeps,
     private readonly data: DevJob,
     private readonly ctx: Ctx,
-  ) {}
+  ) {
+    this.progress = createJobProgress(ctx.job, { stage: "preparing workspaces", round: data.round }, ctx.logger);
+    this.traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger, progress: this.progress };
+  }
 
   /** Applies an event; false when the task moved on meanwhile (e.g. cancelled). */
   async report(event: TaskEvent, options?: ApplyTransitionOptions): Promise<boolean> {
@@ -150,8 +161,7 @@ class DevRound {
 
   /** The agent run, watched: "stopped" when the task left `running` (cancel) during it. */
   private async runAgent(task: Task, workspaces: Workspace[]): Promise<AgentRunResult<DevReport> | "stopped"> {
-    const traced = { traces: this.deps.repos.traces, tasks: this.deps.repos.tasks, opencode: this.deps.opencode, logger: this.ctx.logger };
-    const { resumeSessionId } = await settleDeadRuns(traced, task.id, DEV_AGENT);
+    const { resumeSessionId } = await settleDeadRuns(this.traced, task.id, DEV_AGENT);
     // `/continue N` resumes the session that timed out; a retried job the session of its dead attempt.
     const sessionId = this.data.kind === "continue" ? (task.agentSessionId ?? resumeSessionId) : resumeSessionId;
     const watch = watchTaskStatus({
@@ -162,7 +172,7 @@ class DevRound {
       onError: (err) => this.ctx.logger.warn({ err }, "could not re-read the task during the dev run"),
     });
     try {
-      const result = await runTraced(traced, {
+      const result = await runTraced(this.traced, {
         taskId: task.id,
         round: this.data.round,
         storeOnTask: true,
@@ -190,6 +200,7 @@ class DevRound {
   }
 
   private async deliver(task: Task, workspaces: Workspace[]): Promise<DeliveredWork> {
+    await this.progress.report({ stage: "committing and pushing" });
     return deliverWork(this.deps.git, workspaces, { id: task.id, title: task.title, round: this.data.round });
   }
 

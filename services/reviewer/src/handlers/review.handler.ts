@@ -7,7 +7,7 @@ import {
   type ReviewVerdict,
   type TaskEvent,
 } from "@ratatoskr/contracts";
-import type { ApplyTransitionOptions, AppliedTransition, Repositories, Task } from "@ratatoskr/db";
+import { stopIfOverBudget, type ApplyTransitionOptions, type AppliedTransition, type Repositories, type Task } from "@ratatoskr/db";
 import type { GitWorkspaces } from "@ratatoskr/git";
 import { VerdictValidationError, type AgentPolicy, type AgentRunResult, type OpencodeClient } from "@ratatoskr/opencode";
 import {
@@ -20,7 +20,7 @@ import {
   watchTaskStatus,
   type TracedRunDeps,
 } from "@ratatoskr/pipeline";
-import { PermanentError, skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
+import { createJobProgress, PermanentError, skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import { buildReviewPrompt } from "../prompt/review-prompt.ts";
 
 export const REVIEWER_AGENT = "reviewer";
@@ -38,7 +38,7 @@ export type TransitionFn = (taskId: number, event: TaskEvent, options?: ApplyTra
 export interface ReviewHandlerDeps {
   repos: Pick<Repositories, "tasks" | "traces" | "events">;
   transition: TransitionFn;
-  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl">;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl" | "sessionProgress">;
   git: GitWorkspaces;
   idleTimeoutMs: number;
   hardTimeoutMs: number;
@@ -81,6 +81,8 @@ export function createReviewHandler(deps: ReviewHandlerDeps): JobHandler<"review
     if (task.round !== data.round) return skipped(`task ${task.id} is in round ${task.round}, not ${data.round}`);
     const events = await deps.repos.events.list(task.id);
     if (isStepSettled(ctx.job.id, task.id, events, SETTLED_BY)) return skipped(`review ${ctx.job.id} already reported back`);
+    const budget = await stopIfOverBudget(deps, task.id, "review");
+    if (!budget.proceed) return skipped(`task ${task.id} stopped by its budget ($${budget.spentUsd} of $${budget.budgetUsd})`);
     const review = new Review(deps, data, ctx);
     try {
       return await review.run(task, latestDevCommit(events));
@@ -100,7 +102,8 @@ class Review {
     private readonly data: ReviewJob,
     private readonly ctx: Ctx,
   ) {
-    this.traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
+    const progress = createJobProgress(ctx.job, { stage: "preparing workspaces", round: data.round }, ctx.logger);
+    this.traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger, progress };
   }
 
   async report(event: TaskEvent): Promise<boolean> {

@@ -1,0 +1,78 @@
+import { formatCallbackData } from "@ratatoskr/contracts";
+import { reply } from "@ratatoskr/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHATS, DEV, PipelineHarness, REVIEWER } from "./pipeline-harness.ts";
+
+/**
+ * P5 across processes: a task whose recorded runs already spent more than its budget stops before
+ * its next run (here the first dev round: the analysis was costly), the person gets the spend with
+ * Continue (+budget) / Stop, and Continue resumes exactly the held-back run, once.
+ *
+ * The spend is seeded as the analyst's finished run: opencode 1.18.33 reports `cost: 0` on the
+ * assistant messages of a config-defined provider even with a price in its model config, so the
+ * scripted model cannot be made to cost anything through opencode itself.
+ */
+const h = new PipelineHarness();
+const BUDGET_USD = 0.01;
+const SPENT_USD = 0.0234;
+
+beforeAll(async () => {
+  await h.start(["ingress", "dev", "reviewer", "notifier"], { TASK_BUDGET_USD: String(BUDGET_USD) });
+}, 180_000);
+
+afterAll(async () => {
+  await h.stop();
+});
+
+describe("task budget", () => {
+  it("stops a task past its budget before the next run, and Continue (+budget) resumes that run once", async () => {
+    const chat = CHATS[5]!;
+    await h.repo("acme/budget");
+    h.model.addRule({
+      match: { systemIncludes: DEV, promptIncludes: "Add a costly file" },
+      reply: [reply.write("acme/budget/costly.txt", "worth it\n"), reply.json({ summary: "added costly.txt", done: true })],
+    });
+    h.model.addRule({
+      match: { systemIncludes: REVIEWER, promptIncludes: "Add a costly file" },
+      reply: [reply.json({ passed: true, summary: "fine", findings: [] })],
+    });
+    const taskId = await h.approvedTask(chat, {
+      title: "Add a costly file",
+      repos: ["acme/budget"],
+      budgetUsd: BUDGET_USD,
+      spentUsd: SPENT_USD,
+    });
+
+    await h.waitForText(chat, "is paused", 90_000).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${h.logs()}`);
+    });
+    expect(await h.task(taskId)).toMatchObject({ status: "paused", pausedStep: "implement" });
+    // Stopped before the run: no dev session was opened, the model was never asked.
+    expect((await h.traces(taskId)).map((t) => t.agent)).toEqual(["analyst"]);
+    expect(h.model.requests.some((r) => r.userTexts.some((t) => t.includes("Add a costly file")))).toBe(false);
+
+    // The person reads the spend, with the two buttons under it.
+    const stop = h.telegram.sent(chat).find((r) => r.kind === "sent" && r.plainText.includes("is paused"))!;
+    expect(stop.plainText).toContain(`it has spent $${SPENT_USD.toFixed(2)}, more than its budget of $0.01`);
+    const buttons = stop.replyMarkup?.inline_keyboard.flat().map((b) => ("callback_data" in b ? b.callback_data : ""));
+    expect(buttons).toEqual([formatCallbackData({ action: "more-budget", taskId }), formatCallbackData({ action: "stop", taskId })]);
+
+    const first = h.telegram.pressButton(chat, stop.messageId, buttons![0]!);
+    const second = h.telegram.pressButton(chat, stop.messageId, buttons![0]!);
+    const texts = await h.waitForText(chat, "is done", 90_000).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${h.logs()}`);
+    });
+
+    const steps = texts.filter((t) => t.includes(`#${taskId}`));
+    const order = ["is approved", "is paused", "continues with a budget of", "round 1: the changes are pushed", "is done"];
+    expect(order.map((s) => steps.findIndex((t) => t.includes(s)))).toEqual([0, 1, 2, 3, 4]);
+    expect(steps).toHaveLength(5);
+    const done = await h.task(taskId);
+    expect(done.status).toBe("success");
+    expect(done.budgetUsd).toBeGreaterThan(SPENT_USD);
+    // The held-back dev round ran once, after Continue; the second press changed nothing.
+    expect((await h.traces(taskId)).map((t) => t.agent)).toEqual(["analyst", "dev", "reviewer"]);
+    const answers = [h.telegram.callbackAnswer(first), h.telegram.callbackAnswer(second)];
+    expect(answers.filter((a) => a?.text?.includes("not waiting on its budget any more"))).toHaveLength(1);
+  }, 240_000);
+});
