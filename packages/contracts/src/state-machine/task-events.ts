@@ -80,6 +80,8 @@ export type GiteaEvent =
   | { type: "command.succeeded" }
   | { type: "command.failed"; reason: string }
   | { type: "command.cancelled" }
+  /** A control command (`status`, `cancel`) was carried out at once: it never queues. */
+  | { type: "command.answered" }
   /** A restart found the command running: it is failed, never replayed (G6). */
   | { type: "command.interrupted" };
 
