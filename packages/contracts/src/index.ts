@@ -4,3 +4,4 @@ export * from "./jobs/job-catalog.ts";
 export * from "./jobs/job-id.ts";
 export * from "./state-machine/index.ts";
 export * from "./telegram-callback.ts";
+export * from "./budget.ts";

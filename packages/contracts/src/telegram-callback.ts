@@ -1,9 +1,12 @@
 /**
- * `callback_data` of the draft's inline buttons (T7). The notifier writes it, ingress reads it
+ * `callback_data` of the bot's inline buttons: Approve / Edit / Cancel under a draft (T7) and
+ * Continue (+budget) / Stop under a budget stop (P5). The notifier writes it, ingress reads it
  * back when a button is pressed; both sides use these two functions so the format lives in one
- * place. Telegram limits callback data to 64 bytes; `edit:2147483647` is 15.
+ * place. Telegram limits callback data to 64 bytes; `more-budget:2147483647` is 22.
  */
-export const CALLBACK_ACTIONS = ["approve", "edit", "cancel"] as const;
+export const DRAFT_CALLBACK_ACTIONS = ["approve", "edit", "cancel"] as const;
+export const BUDGET_CALLBACK_ACTIONS = ["more-budget", "stop"] as const;
+export const CALLBACK_ACTIONS = [...DRAFT_CALLBACK_ACTIONS, ...BUDGET_CALLBACK_ACTIONS] as const;
 
 export type CallbackAction = (typeof CALLBACK_ACTIONS)[number];
 
@@ -13,7 +16,7 @@ export interface CallbackData {
   taskId: number;
 }
 
-const CALLBACK_PATTERN = /^(approve|edit|cancel):([1-9]\d{0,15})$/;
+const CALLBACK_PATTERN = new RegExp(`^(${CALLBACK_ACTIONS.join("|")}):([1-9]\\d{0,15})$`);
 
 /** `{ action: "approve", taskId: 12 }` → `"approve:12"`. */
 export function formatCallbackData({ action, taskId }: CallbackData): string {

@@ -79,6 +79,7 @@ const TELEGRAM_LEGAL: Array<[TaskStatus, TelegramEvent["type"], TaskStatus, stri
   ["ready", "user.cancelled", "cancelled", [], ["task.cancelled"]],
   ["approved", "user.cancelled", "cancelled", [], ["task.cancelled"]],
   ["running", "user.cancelled", "cancelled", [], ["task.cancelled"]],
+  ["paused", "user.cancelled", "cancelled", [], ["task.cancelled"]],
   ["ready", "user.retried", "collecting", ['analyst:{"v":1,"taskId":7,"kind":"turn"}'], ["task.retried"]],
   ["failed", "user.retried", "approved", ['dev:{"v":1,"taskId":7,"kind":"implement","round":1}'], ["task.retried"]],
   ["timeout", "user.retried", "approved", ['dev:{"v":1,"taskId":7,"kind":"implement","round":1}'], ["task.retried"]],

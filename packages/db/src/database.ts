@@ -1,6 +1,8 @@
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import { Prisma, PrismaClient } from "../generated/client.ts";
 import { assertSchemaName } from "./migrations/schema-name.ts";
+import { registerSqlPool } from "./sql/sql-pool.ts";
 
 export { PrismaClient, Prisma };
 export type {
@@ -27,21 +29,32 @@ export interface DatabaseOptions {
 export interface Database {
   prisma: PrismaClient;
   schema: string;
+  /** The pool under the adapter, shared by Prisma and the plain-SQL hot paths. */
+  pool: pg.Pool;
   close(): Promise<void>;
 }
 
 /**
  * One Prisma client per process (or per test file), created here and passed to repositories.
  * The schema goes to the adapter for generated queries and to search_path for raw ones
- * (`SELECT … FOR UPDATE`), so both see the same tables.
+ * (`SELECT … FOR UPDATE`), so both see the same tables. The pg pool is ours and shared with
+ * the adapter, so the hot paths written in plain SQL use the same connections.
  */
 export function createDatabase({ connectionString, schema = "public" }: DatabaseOptions): Database {
   assertSchemaName(schema);
-  const adapter = new PrismaPg({ connectionString, options: `-c search_path=${schema}` }, { schema });
+  const pool = new pg.Pool({ connectionString, options: `-c search_path=${schema}` });
+  const adapter = new PrismaPg(pool, { schema });
   const prisma = new PrismaClient({ adapter });
+  registerSqlPool(prisma, pool);
+  let closing: Promise<void> | undefined;
   return {
     prisma,
     schema,
-    close: () => prisma.$disconnect(),
+    pool,
+    close: () =>
+      (closing ??= (async () => {
+        await prisma.$disconnect();
+        await pool.end();
+      })()),
   };
 }

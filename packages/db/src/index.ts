@@ -16,6 +16,6 @@ export * from "./repositories/notification.repository.ts";
 export * from "./repositories/gitea-sweep-cursor.repository.ts";
 export * from "./repositories/repositories.ts";
 export * from "./transitions/apply-transition.ts";
-export { notifyJobId } from "./transitions/effect-rows.ts";
+export { notifyJobId } from "./transitions/notify-job-id.ts";
 export * from "./follow-ups/follow-up.dispatcher.ts";
 export { toJobRequest } from "./follow-ups/follow-up-job.ts";

@@ -25,6 +25,7 @@ describe("TaskRepository", () => {
       locale: "ru",
       maxTurns: 4,
       maxRounds: 2,
+      budgetUsd: 2.5,
     });
 
     expect(task).toMatchObject({
@@ -46,6 +47,8 @@ describe("TaskRepository", () => {
       round: 0,
       maxTurns: 4,
       maxRounds: 2,
+      budgetUsd: 2.5,
+      pausedStep: null,
     });
     expect((await db.repos.tasks.findActiveByChat(-1001234567890))?.id).toBe(task.id);
   });

@@ -7,6 +7,7 @@ import {
   envDurationMs,
   envList,
   envString,
+  envUsd,
   loadConfig,
   renderConfigTable,
 } from "../src/index.ts";
@@ -130,6 +131,19 @@ describe("loadConfig", () => {
 
   it("refuses a duration whose name does not carry its unit", () => {
     expect(() => envDurationMs("POLL_INTERVAL", { description: "x" })).toThrow(/_MS/);
+  });
+
+  it("reads dollar amounts, unset as none, and refuses negative or malformed ones", () => {
+    const schema = { budget: envUsd("TASK_BUDGET_USD", { optional: true, description: "x" }) };
+    expect(loadConfig(schema, {}).budget).toBeUndefined();
+    expect(loadConfig(schema, { TASK_BUDGET_USD: "2.50" }).budget).toBe(2.5);
+    expect(loadConfig(schema, { TASK_BUDGET_USD: "3" }).budget).toBe(3);
+    for (const bad of ["-1", "1e3", "$2", "2,50", "abc"]) {
+      expect(configError(() => loadConfig(schema, { TASK_BUDGET_USD: bad })).message).toContain(
+        `TASK_BUDGET_USD must be US dollars`,
+      );
+    }
+    expect(() => envUsd("TASK_BUDGET", { description: "x" })).toThrow(/_USD/);
   });
 });
 

@@ -3,3 +3,4 @@ export * from "./scripted-model/index.ts";
 export * from "./opencode-server/index.ts";
 export * from "./processes/index.ts";
 export * from "./fake-gitea/index.ts";
+export * from "./git-http/index.ts";

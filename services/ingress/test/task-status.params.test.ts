@@ -15,6 +15,8 @@ function task(fields: Partial<Task>): Task {
     status: "running",
     title: null,
     repos: [],
+    branch: null,
+    budgetUsd: null,
     round: 2,
     maxRounds: 3,
     agentSessionId: null,
@@ -44,7 +46,7 @@ describe("taskStatusParams", () => {
     const traces = Array.from({ length: 7 }, (_, i) => trace(i));
     traces.push(trace(7, { endedAt: null }));
     const now = new Date(T0.getTime() + 7_000 + 2_500);
-    const params = taskStatusParams(task({}), traces, now);
+    const params = taskStatusParams(task({}), traces, { runs: 8, tokens: 128, costUsd: 0.08 }, now);
     expect(params.title).toBe("—");
     expect(params.traces.map((t) => t.agent)).toEqual([
       "agent-3",
@@ -54,6 +56,8 @@ describe("taskStatusParams", () => {
       "agent-7",
     ]);
     expect(params.traces).toHaveLength(STATUS_TRACE_LIMIT);
+    // The total covers every run, not only the ones listed.
+    expect(params).toMatchObject({ totalTokens: 128, totalCostUsd: 0.08, branch: null, budgetUsd: null });
     expect(params.traces.at(-1)).toEqual({
       agent: "agent-7",
       outcome: "completed",

@@ -1,4 +1,5 @@
 import type { Task } from "@ratatoskr/db";
+import { render, type TemplateParams } from "@ratatoskr/notifier";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IngressHarness } from "./support/ingress-harness.ts";
 
@@ -100,8 +101,8 @@ describe("task commands", () => {
     const task = await approvedTask(chat);
     for (const event of [
       { type: "dev.started" },
-      { type: "dev.finished" },
-      { type: "review.passed" },
+      { type: "dev.finished", commit: "1a2b3c4" },
+      { type: "review.passed", branch: "ratatoskr/1-x", commit: "1a2b3c4" },
     ] as const) {
       await h.transition(task.id, event);
     }
@@ -133,12 +134,12 @@ describe("task commands", () => {
     expect((await h.jobs("dev", task.id)).map((j) => j.data.kind).sort()).toEqual(["continue", "implement"]);
   });
 
-  it("/status N shows status, title, repositories, round and the latest runs", async () => {
+  it("/status N shows status, title, repositories, branch, round, the latest runs and the total spend", async () => {
     const chat = freshChat();
     const task = await approvedTask(chat);
     await h.prisma.task.update({
       where: { id: task.id },
-      data: { title: "Health endpoint", repos: ["acme/api"] },
+      data: { title: "Health endpoint", repos: ["acme/api"], branch: "ratatoskr/1-health-endpoint" },
     });
     const startedAt = new Date("2026-01-01T10:00:00Z");
     await h.host.context.repos.traces.record(task.id, {
@@ -150,16 +151,38 @@ describe("task commands", () => {
       startedAt,
       endedAt: new Date(startedAt.getTime() + 90_000),
     });
+    await h.host.context.repos.traces.record(task.id, {
+      agent: "reviewer",
+      prompt: "review",
+      outcome: "completed",
+      tokens: { input: 400, output: 100 },
+      cost: 0.5,
+      startedAt: new Date(startedAt.getTime() + 100_000),
+      endedAt: new Date(startedAt.getTime() + 130_000),
+    });
     await command(chat, `/status ${task.id}`);
-    expect(await lastParams(chat, "task.status")).toEqual({
+    const params = await lastParams(chat, "task.status");
+    expect(params).toEqual({
       taskId: task.id,
       status: "approved",
       title: "Health endpoint",
       repos: ["acme/api"],
       round: 1,
       maxRounds: 3,
-      traces: [{ agent: "dev", outcome: "completed", durationMs: 90_000, tokens: 1_250, costUsd: 0.25 }],
+      branch: "ratatoskr/1-health-endpoint",
+      traces: [
+        { agent: "dev", outcome: "completed", durationMs: 90_000, tokens: 1_250, costUsd: 0.25 },
+        { agent: "reviewer", outcome: "completed", durationMs: 30_000, tokens: 500, costUsd: 0.5 },
+      ],
+      totalTokens: 1_750,
+      totalCostUsd: 0.75,
+      budgetUsd: null,
     });
+    // What the person reads.
+    const text = render("en", "task.status", params as TemplateParams["task.status"]);
+    expect(text).toContain("Branch: <code>ratatoskr/1-health-endpoint</code>");
+    expect(text).toContain("dev — completed, 1 min 30 s, 1,250 tokens, $0.25");
+    expect(text).toContain("Total: 1,750 tokens, $0.75");
   });
 
   it("/status without N lists the versions of the running services", async () => {
@@ -170,13 +193,13 @@ describe("task commands", () => {
     });
   });
 
-  it("/attach N gives the opencode command for a live session, the status otherwise", async () => {
+  it("/attach N gives the opencode command for a live session, a line saying none is live otherwise", async () => {
     const chat = freshChat();
     await command(chat, "/start");
     const draft = await h.onlyTask(chat);
     await command(chat, `/attach ${draft.id}`);
     expect(await h.notifications(chat, "bot.attach")).toEqual([]);
-    expect(await lastParams(chat, "task.status")).toMatchObject({ taskId: draft.id, status: "draft" });
+    expect(await lastParams(chat, "bot.attach-none")).toEqual({ taskId: draft.id, status: "draft" });
 
     const live = await approvedTask(freshChat());
     const liveChat = Number(live.chatId);
@@ -189,11 +212,31 @@ describe("task commands", () => {
       startedAt: new Date(),
     });
     await command(liveChat, `/attach ${live.id}`);
-    expect(await lastParams(liveChat, "bot.attach")).toEqual({
+    const attach = await lastParams(liveChat, "bot.attach");
+    expect(attach).toEqual({
       taskId: live.id,
       serverUrl: "http://127.0.0.1:4096",
       sessionId: "ses_abc123",
     });
+    expect(render("en", "bot.attach", attach as TemplateParams["bot.attach"])).toContain(
+      "<code>opencode attach http://127.0.0.1:4096 --session ses_abc123</code>",
+    );
+
+    // The session stored on the task when the run started wins over older traces.
+    await h.prisma.task.update({
+      where: { id: live.id },
+      data: { agentSessionId: "ses_now", agentServerUrl: "http://127.0.0.1:4097" },
+    });
+    await command(liveChat, `/attach ${live.id}`);
+    expect(await lastParams(liveChat, "bot.attach")).toMatchObject({
+      sessionId: "ses_now",
+      serverUrl: "http://127.0.0.1:4097",
+    });
+
+    // Once the run is over nothing is live, even with a session stored.
+    await h.transition(live.id, { type: "run.failed", reason: "tests did not pass" });
+    await command(liveChat, `/attach ${live.id}`);
+    expect(await lastParams(liveChat, "bot.attach-none")).toEqual({ taskId: live.id, status: "failed" });
   });
 
   it("answers a missing or invalid N, and N of another chat's task, clearly", async () => {

@@ -16,7 +16,17 @@ function problems(env: NodeJS.ProcessEnv): string[] {
 
 describe("loadTelegramConfig", () => {
   it("is off without a token and still carries the task limits", () => {
-    expect(loadTelegramConfig({})).toEqual({ enabled: false, limits: { maxTurns: 10, maxRounds: 3 } });
+    expect(loadTelegramConfig({})).toEqual({
+      enabled: false,
+      limits: { maxTurns: 10, maxRounds: 3, budgetUsd: null },
+    });
+  });
+
+  it("reads the per-task budget in dollars; unset is no budget", () => {
+    expect(loadTelegramConfig({ TASK_BUDGET_USD: "2.5" }).limits.budgetUsd).toBe(2.5);
+    expect(problems({ TASK_BUDGET_USD: "-2" })).toEqual([
+      expect.stringMatching(/^TASK_BUDGET_USD must be US dollars/),
+    ]);
   });
 
   it("polls by default and reads both allowlists", () => {

@@ -24,10 +24,13 @@ const SAMPLES: { [K in TemplateId]: TemplateParams[K] } = {
     ],
   },
   "bot.attach": { taskId: 12, serverUrl: "http://127.0.0.1:4096", sessionId: "ses_abc" },
+  "bot.attach-none": { taskId: 12, status: "success" },
   "bot.nothing-to-cancel": {},
   "button.approve": {},
   "button.edit": {},
   "button.cancel": {},
+  "button.more-budget": {},
+  "button.stop": {},
   "task.not-found": { taskId: 404 },
   "task.questions": { taskId: 12, questions: ["Which repository?", "Any deadline?"] },
   "task.draft-ready": {
@@ -55,15 +58,32 @@ const SAMPLES: { [K in TemplateId]: TemplateParams[K] } = {
     repos: ["acme/reports"],
     round: 2,
     maxRounds: 3,
+    branch: "ratatoskr/12-add-csv-export",
     traces: [{ agent: "dev", outcome: "succeeded", durationMs: 305_000, tokens: 12_345, costUsd: 0.12 }],
+    totalTokens: 40_000,
+    totalCostUsd: 0.75,
+    budgetUsd: 2,
   },
   "task.running": { taskId: 12 },
   "task.dev-to-review": { taskId: 12, round: 2 },
   "task.review-to-dev": { taskId: 12, round: 2, findings: 3 },
-  "task.success": { taskId: 12, branch: "ratatoskr/task-12", prUrl: "https://git.test/acme/reports/pulls/7" },
-  "task.failed": { taskId: 12, reason: "tests keep failing" },
+  "task.success": {
+    taskId: 12,
+    branch: "ratatoskr/task-12",
+    commit: "3f2a9c1",
+    prUrl: "https://git.test/acme/reports/pulls/7",
+  },
+  "task.failed": {
+    taskId: 12,
+    reason: "tests keep failing",
+    findings: ["src/a.ts:3 off by one", "no test for empty input"],
+  },
   "task.timeout": { taskId: 12 },
   "task.postmortem": { taskId: 12, cause: "failed", why: "flaky test", whatToDo: "pin the seed" },
+  "task.postmortem-unavailable": { taskId: 12 },
+  "task.budget-exceeded": { taskId: 12, spentUsd: 2.31, budgetUsd: 2 },
+  "task.budget-extended": { taskId: 12, budgetUsd: 4.31 },
+  "task.not-paused": { taskId: 12, status: "running" },
   "task.analyst-error": { taskId: 12, problem: "no-phase" },
 };
 
@@ -140,6 +160,7 @@ describe("message catalogue", () => {
       const link = render(locale, "task.success", {
         taskId: 1,
         branch: "b",
+        commit: null,
         prUrl: `https://x.test/?a=1&b="2"`,
       });
       const linkParsed = parseTelegramHtml(link);
@@ -212,7 +233,12 @@ describe("message catalogue", () => {
 
   it("leaves the pull request line out when there is none", () => {
     for (const locale of LOCALES) {
-      const text = render(locale, "task.success", { taskId: 3, branch: "ratatoskr/task-3", prUrl: null });
+      const text = render(locale, "task.success", {
+        taskId: 3,
+        branch: "ratatoskr/task-3",
+        commit: null,
+        prUrl: null,
+      });
       expect(text).not.toMatch(/Pull request|null/);
       expect(text).toContain("<code>ratatoskr/task-3</code>");
     }

@@ -98,6 +98,60 @@ describe("prepareMessage", () => {
     expect(message.html).toContain('<a href="https://git.example.com/acme/web/pulls/3">');
   });
 
+  it("shows the pushed commit when the producer names it, and the reviewer's remaining findings on a failure", () => {
+    const success = ok(
+      prepareMessage(
+        { template: "task.success", params: { taskId: 7, round: 2, commit: "3f2a9c1" }, replyMarkup: null },
+        TASK,
+        "en",
+      ),
+    );
+    expect(plain(success.html)).toContain("Commit: 3f2a9c1");
+    const failed = ok(
+      prepareMessage(
+        {
+          template: "task.failed",
+          params: { taskId: 7, reason: "review still failing", findings: "a.ts:3 <off> by one\nno test" },
+          replyMarkup: null,
+        },
+        TASK,
+        "ru",
+      ),
+    );
+    expect(plain(failed.html)).toContain("Оставшиеся замечания:\n• a.ts:3 <off> by one\n• no test");
+    // A bare count (what review.rejected carries) is not a list to show; the message still goes out.
+    const counted = ok(
+      prepareMessage(
+        { template: "task.failed", params: { taskId: 7, reason: "r", findings: 3 }, replyMarkup: null },
+        TASK,
+        "en",
+      ),
+    );
+    expect(plain(counted.html)).not.toMatch(/Remaining findings|3/);
+  });
+
+  it("puts Continue (+budget) / Stop under a budget stop, in the task's language", () => {
+    const message = ok(
+      prepareMessage(
+        {
+          template: "task.budget-exceeded",
+          params: { taskId: 7, spentUsd: 2.5, budgetUsd: 2 },
+          replyMarkup: null,
+        },
+        { ...TASK, locale: "ru" },
+        "en",
+      ),
+    );
+    expect(plain(message.html)).toMatch(/потрачено 2,50\s\$, больше бюджета 2,00\s\$/);
+    const buttons = message.replyMarkup?.inline_keyboard.flat() ?? [];
+    expect(buttons.map((b) => b.text)).toEqual(["➕ Продолжить (+бюджет)", "⏹ Остановить"]);
+    const data = buttons.map((b) => ("callback_data" in b ? parseCallbackData(b.callback_data) : null));
+    expect(data).toEqual([
+      { action: "more-budget", taskId: 7 },
+      { action: "stop", taskId: 7 },
+    ]);
+  });
+
   it("renders complete params exactly as stored, without needing a task", () => {
     const params = { command: "/frob<nicate>" };
     const message = ok(

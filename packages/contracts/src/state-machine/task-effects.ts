@@ -25,4 +25,6 @@ export type NotifyTemplate =
   | "task.success"
   | "task.failed"
   | "task.timeout"
+  | "task.budget-exceeded"
+  | "task.budget-extended"
   | "command.status";

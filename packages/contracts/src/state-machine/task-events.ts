@@ -1,3 +1,5 @@
+import type { BudgetStep } from "../budget.ts";
+
 /** What one analysis consumed: turns it saw, and whether it was a forced draft (`/skip`). */
 export interface AnalysisOutcome {
   consumedTurns: number;
@@ -48,7 +50,18 @@ export type TelegramEvent =
   | { type: "review.passed" }
   | { type: "review.rejected"; findings: number }
   | { type: "run.failed"; reason: string }
-  | { type: "run.timed_out" };
+  | { type: "run.timed_out" }
+  | BudgetEvent;
+
+/**
+ * The per-task budget (P5, see `checkBudget`): a service found the spend past the budget before
+ * the next run; the person answered Continue (+budget) or Stop.
+ */
+export type BudgetEvent =
+  | { type: "budget.exceeded"; spentUsd: number; budgetUsd: number; step: BudgetStep }
+  /** `budgetUsd` is the task's new budget (ingress computes it with `extendedBudgetUsd`). */
+  | { type: "user.budget-extended"; budgetUsd: number }
+  | { type: "user.budget-stopped" };
 
 export type GiteaEvent =
   | { type: "command.authorized" }

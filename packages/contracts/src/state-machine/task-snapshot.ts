@@ -1,3 +1,4 @@
+import type { BudgetStep } from "../budget.ts";
 import type { TaskSource, TaskStatus } from "./task-status.ts";
 
 export type GiteaCommandKind = "plan" | "discuss" | "iterate" | "implement" | "fix";
@@ -21,6 +22,10 @@ export interface TaskSnapshot {
   round: number;
   maxTurns: number;
   maxRounds: number;
+  /** USD the task may spend on agent runs; null or absent = no budget (P5). */
+  budgetUsd?: number | null;
+  /** While `paused` by the budget: the run that did not start and resumes on Continue. */
+  pausedStep?: BudgetStep | null;
   /** Gitea only. */
   command?: { kind: GiteaCommandKind; target: "issue" | "pr"; targetKey: string };
 }

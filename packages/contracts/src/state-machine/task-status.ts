@@ -5,6 +5,8 @@ export const TELEGRAM_STATUSES = [
   "ready",
   "approved",
   "running",
+  /** Stopped before the next agent run because the task's spend passed its budget (P5). */
+  "paused",
   "success",
   "failed",
   "timeout",

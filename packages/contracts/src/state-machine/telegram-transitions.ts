@@ -1,6 +1,7 @@
 import { jobRequest, type AnyJobRequest } from "../jobs/job-catalog.ts";
 import { followUpJobId } from "../jobs/job-id.ts";
 import { QUEUE } from "../queues.ts";
+import { budgetTransition } from "./budget-transitions.ts";
 import type { TaskEffect } from "./task-effects.ts";
 import type { AnalysisOutcome, TelegramEvent } from "./task-events.ts";
 import type { TaskSnapshot } from "./task-snapshot.ts";
@@ -66,6 +67,11 @@ function afterAnalysis(
 export function telegramTransition(task: TaskSnapshot, event: TelegramEvent): TransitionResult {
   const status = task.status as TelegramStatus;
   switch (event.type) {
+    case "budget.exceeded":
+    case "user.budget-extended":
+    case "user.budget-stopped":
+      return budgetTransition(task, event);
+
     case "turn.received":
       if (status === "approved" || status === "running") return refuse(task, event.type, "already-approved");
       if (!DIALOGUE.has(status)) return refuse(task, event.type, "finished");

@@ -11,6 +11,8 @@ export type RefusalReason =
   | "not-retryable"
   | "not-continuable"
   | "nothing-to-cancel"
+  /** Continue (+budget) / Stop of a task that is not paused (a second press, a stale button). */
+  | "not-paused"
   | "turn-limit"
   | "finished"
   | "wrong-source"

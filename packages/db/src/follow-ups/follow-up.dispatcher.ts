@@ -1,5 +1,6 @@
 import type { AnyJobRequest } from "@ratatoskr/contracts";
 import type { FollowUp, PrismaClient } from "../../generated/client.ts";
+import { createDispatchMarks, markDispatchedWriter } from "./dispatch-marks.ts";
 import { toJobRequest } from "./follow-up-job.ts";
 
 /** Subset of pino's Logger the dispatcher uses. */
@@ -46,25 +47,26 @@ export function createFollowUpDispatcher({
   enqueue,
   logger = silent,
 }: FollowUpDispatcherOptions): FollowUpDispatcher {
+  const marks = createDispatchMarks(markDispatchedWriter(prisma));
+
   async function dispatch(followUps: readonly FollowUp[]): Promise<DispatchResult> {
-    const done: number[] = [];
-    for (const followUp of followUps) {
-      try {
-        await enqueue(toJobRequest(followUp));
-        done.push(followUp.id);
-      } catch (error) {
-        logger.warn(
-          { err: error, jobId: followUp.jobId, queue: followUp.queue },
-          "follow-up not enqueued; the reconciler will retry",
-        );
-      }
-    }
-    if (done.length > 0) {
-      await prisma.followUp.updateMany({
-        where: { id: { in: done }, dispatchedAt: null },
-        data: { dispatchedAt: new Date() },
-      });
-    }
+    // Enqueues go out together (one Redis pipeline's worth of round trips, not one per row).
+    const outcomes = await Promise.all(
+      followUps.map(async (followUp) => {
+        try {
+          await enqueue(toJobRequest(followUp));
+          return followUp.id;
+        } catch (error) {
+          logger.warn(
+            { err: error, jobId: followUp.jobId, queue: followUp.queue },
+            "follow-up not enqueued; the reconciler will retry",
+          );
+          return undefined;
+        }
+      }),
+    );
+    const done = outcomes.filter((id): id is number => id !== undefined);
+    await marks.mark(done);
     return { dispatched: done.length, failed: followUps.length - done.length };
   }
 

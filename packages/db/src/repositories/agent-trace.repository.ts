@@ -19,6 +19,15 @@ export interface AgentTraceRecord {
   endedAt?: Date | null;
 }
 
+/** What all agent runs of a task added up to (P5): `/status N` and the budget check read it. */
+export interface TracesSummary {
+  runs: number;
+  /** input + output + reasoning, as in a trace line (cache reads are not new tokens). */
+  tokens: number;
+  /** USD. */
+  costUsd: number;
+}
+
 /** Agent runs of a task (P5), oldest first. */
 export class AgentTraceRepository {
   constructor(private readonly db: DbClient) {}
@@ -51,6 +60,21 @@ export class AgentTraceRepository {
 
   list(taskId: number): Promise<AgentTrace[]> {
     return this.db.agentTrace.findMany({ where: { taskId }, orderBy: [{ startedAt: "asc" }, { id: "asc" }] });
+  }
+
+  /** The task's total over every run, finished or not (a live run's cost so far counts). */
+  async tracesSummary(taskId: number): Promise<TracesSummary> {
+    const total = await this.db.agentTrace.aggregate({
+      where: { taskId },
+      _count: { _all: true },
+      _sum: { tokensInput: true, tokensOutput: true, tokensReasoning: true, cost: true },
+    });
+    const sum = total._sum;
+    return {
+      runs: total._count._all,
+      tokens: (sum.tokensInput ?? 0) + (sum.tokensOutput ?? 0) + (sum.tokensReasoning ?? 0),
+      costUsd: sum.cost ?? 0,
+    };
   }
 
   /** The latest run of one agent, e.g. the dev session `/continue N` resumes. */

@@ -1,4 +1,10 @@
-import type { GiteaCommandKind, TaskSnapshot, TaskSource, TaskStatus } from "@ratatoskr/contracts";
+import type {
+  BudgetStep,
+  GiteaCommandKind,
+  TaskSnapshot,
+  TaskSource,
+  TaskStatus,
+} from "@ratatoskr/contracts";
 import type { Task } from "../../generated/client.ts";
 
 /** Snapshot columns as written back after a transition (id and source never change). */
@@ -18,6 +24,8 @@ export function toSnapshot(row: Task): TaskSnapshot {
     round: row.round,
     maxTurns: row.maxTurns,
     maxRounds: row.maxRounds,
+    budgetUsd: row.budgetUsd,
+    pausedStep: row.pausedStep as BudgetStep | null,
   };
   if (row.source === "gitea" && row.commandKind && row.targetType && row.targetKey) {
     snapshot.command = {
@@ -32,5 +40,19 @@ export function toSnapshot(row: Task): TaskSnapshot {
 export function snapshotColumns(snapshot: TaskSnapshot): SnapshotColumns {
   const { status, version, turnCount, pendingTurns, analysing, skipRequested, round, maxTurns, maxRounds } =
     snapshot;
-  return { status, version, turnCount, pendingTurns, analysing, skipRequested, round, maxTurns, maxRounds };
+  // Optional fields left out by a reducer keep their column as it is (undefined is not written).
+  const { budgetUsd, pausedStep } = snapshot;
+  return {
+    status,
+    version,
+    turnCount,
+    pendingTurns,
+    analysing,
+    skipRequested,
+    round,
+    maxTurns,
+    maxRounds,
+    budgetUsd,
+    pausedStep,
+  };
 }

@@ -8,6 +8,8 @@ export interface NewTelegramTask {
   locale?: string | null;
   maxTurns: number;
   maxRounds: number;
+  /** TASK_BUDGET_USD when the task was opened; null or absent = no budget (P5). */
+  budgetUsd?: number | null;
 }
 
 export interface NewGiteaTask {
@@ -63,6 +65,7 @@ export class TaskRepository {
         locale: input.locale ?? null,
         maxTurns: input.maxTurns,
         maxRounds: input.maxRounds,
+        budgetUsd: input.budgetUsd ?? null,
         // Nested write: task and chat pointer change in one statement batch, atomically.
         activeInChat: {
           connectOrCreate: { where: { chatId: input.chatId }, create: { chatId: input.chatId } },

@@ -1,34 +1,12 @@
-import {
-  IllegalTransitionError,
-  isFinal,
-  reduceTask,
-  type TaskEffect,
-  type TaskEvent,
-} from "@ratatoskr/contracts";
-import type { FollowUp, Prisma, PrismaClient, Task } from "../../generated/client.ts";
+import type { TaskEvent } from "@ratatoskr/contracts";
+import type { FollowUp, Prisma, PrismaClient } from "../../generated/client.ts";
 import type { DbClient } from "../database.ts";
-import { snapshotColumns, toSnapshot } from "../repositories/task-snapshot.mapper.ts";
-import { effectRows } from "./effect-rows.ts";
+import { sqlPoolOf } from "../sql/sql-pool.ts";
+import { applyTransitionSql } from "./sql-transition.ts";
+import { planTransition, type TransitionPlan } from "./transition-plan.ts";
+import { TaskNotFoundError, type AppliedTransition, type TaskPatch } from "./transition-types.ts";
 
-/** Non-snapshot columns a caller may change in the same transaction as the status. */
-export type TaskPatch = Partial<
-  Pick<
-    Task,
-    | "title"
-    | "goal"
-    | "repos"
-    | "why"
-    | "acceptanceCriteria"
-    | "branch"
-    | "prUrl"
-    | "agentSessionId"
-    | "agentServerUrl"
-    | "failureReason"
-    | "statusCommentId"
-    | "locale"
-    | "finishedAt"
-  >
->;
+export { TaskNotFoundError, type AppliedTransition, type TaskPatch };
 
 export interface ApplyTransitionOptions {
   patch?: TaskPatch;
@@ -36,23 +14,13 @@ export interface ApplyTransitionOptions {
   alongside?: (tx: DbClient) => Promise<void>;
 }
 
-export interface AppliedTransition {
-  task: Task;
-  /** Outbox rows to hand to the follow-up dispatcher once this call has returned (committed). */
-  followUps: FollowUp[];
-}
-
-export class TaskNotFoundError extends Error {
-  override readonly name = "TaskNotFoundError";
-  constructor(readonly taskId: number) {
-    super(`task ${taskId} does not exist`);
-  }
-}
-
 /**
  * The only way a task's status changes. In one transaction: lock the row, run the reducer,
  * write the new state, the audit event, and the outbox rows for every effect. A refusal throws
  * IllegalTransitionError and writes nothing.
+ *
+ * The hot path runs in plain SQL on the pool under the Prisma adapter (two statements); a
+ * transition with writes `alongside` (Prisma calls) runs in a Prisma transaction instead.
  */
 export async function applyTransition(
   prisma: PrismaClient,
@@ -60,42 +28,59 @@ export async function applyTransition(
   event: TaskEvent,
   options: ApplyTransitionOptions = {},
 ): Promise<AppliedTransition> {
+  const pool = sqlPoolOf(prisma);
+  if (pool && !options.alongside) return applyTransitionSql(pool, taskId, event, options.patch);
+  return applyTransitionPrisma(prisma, taskId, event, options);
+}
+
+async function applyTransitionPrisma(
+  prisma: PrismaClient,
+  taskId: number,
+  event: TaskEvent,
+  options: ApplyTransitionOptions,
+): Promise<AppliedTransition> {
   return prisma.$transaction(async (tx) => {
     // The row lock serializes concurrent transitions of one task; others proceed in parallel.
     const locked = await tx.$queryRaw<{ id: number }[]>`SELECT id FROM tasks WHERE id = ${taskId} FOR UPDATE`;
     if (locked.length === 0) throw new TaskNotFoundError(taskId);
     const row = await tx.task.findUniqueOrThrow({ where: { id: taskId } });
-
-    const result = reduceTask(toSnapshot(row), event);
-    if (!result.ok) throw new IllegalTransitionError(result.refusal);
-    const next = result.task;
+    const plan = planTransition(row, event, new Date());
 
     const task = await tx.task.update({
       where: { id: taskId },
-      data: {
-        ...snapshotColumns(next),
-        finishedAt: isFinal(next.status) ? (row.finishedAt ?? new Date()) : null,
-        ...options.patch,
-      },
+      data: { ...plan.columns, ...options.patch },
     });
     await tx.taskEvent.create({
       data: {
         taskId,
-        version: next.version,
+        version: plan.next.version,
         type: event.type,
         payload: event as unknown as Prisma.InputJsonObject,
         fromStatus: row.status,
-        toStatus: next.status,
+        toStatus: plan.next.status,
       },
     });
-    const followUps = await writeEffects(tx, task, result.effects);
+    const followUps = await writeEffects(tx, taskId, plan);
     await options.alongside?.(tx);
     return { task, followUps };
   });
 }
 
-async function writeEffects(tx: DbClient, task: Task, effects: TaskEffect[]): Promise<FollowUp[]> {
-  const rows = await effectRows(tx, task, effects);
-  if (rows.length === 0) return [];
-  return tx.followUp.createManyAndReturn({ data: rows });
+async function writeEffects(tx: DbClient, taskId: number, plan: TransitionPlan): Promise<FollowUp[]> {
+  if (plan.followUps.length === 0) return [];
+  const notificationIds: number[] = [];
+  for (const n of plan.notifications) {
+    const created = await tx.notification.create({ data: { taskId, ...n } });
+    notificationIds.push(created.id);
+  }
+  return tx.followUp.createManyAndReturn({
+    data: plan.followUps.map(({ queue, jobId, data, notification }) => ({
+      taskId,
+      queue,
+      jobId,
+      data: (notification === undefined
+        ? data
+        : { ...data, notificationId: notificationIds[notification] }) as Prisma.InputJsonObject,
+    })),
+  });
 }

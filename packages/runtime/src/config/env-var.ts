@@ -105,6 +105,18 @@ export function envInt<const O extends EnvVarOptions<number> & { min?: number; m
   return defineEnvVar(name, format, schema, opts) as EnvVarFor<number, O>;
 }
 
+/** An amount of US dollars, e.g. "2.50"; the name must say so (`…_USD`). Never negative. */
+export function envUsd<const O extends EnvVarOptions<number>>(name: string, opts: O): EnvVarFor<number, O> {
+  if (!name.endsWith("_USD")) throw new Error(`dollar env var must end with _USD, got "${name}"`);
+  const format = "US dollars >= 0, e.g. 2.50";
+  const schema = z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, `must be ${format}`)
+    .transform(Number)
+    .pipe(z.number().finite(`must be ${format}`));
+  return defineEnvVar(name, format, schema, opts) as EnvVarFor<number, O>;
+}
+
 /** A duration in milliseconds; the name must say so (`…_MS`). */
 export function envDurationMs<const O extends EnvVarOptions<number>>(
   name: string,

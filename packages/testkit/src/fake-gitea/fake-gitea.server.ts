@@ -1,12 +1,20 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
-import type { Repository } from "gitea-js";
+import type { Comment, Issue, PullRequest, Repository } from "gitea-js";
+import { FaultInjector, type FaultRule } from "./fault.injector.ts";
 import { apiError, GITEA_MESSAGES } from "./gitea-api.errors.ts";
+import { registerIssueRoutes } from "./issue.routes.ts";
+import { IssueStore } from "./issue.store.ts";
+import { PermissionStore, type FakePermission } from "./permission.store.ts";
+import { registerPullRoutes } from "./pull.routes.ts";
 import { registerRepoRoutes } from "./repo.routes.ts";
 import { RepoStore, type RepoOverrides } from "./repo.store.ts";
+import { WebhookSender, type FakeDelivery } from "./webhook.sender.ts";
 
 export interface FakeGiteaOptions {
   /** The API token the fake accepts. Default `fake-gitea-token`. */
   token?: string;
+  /** Login of the token's user (the bot account). Default `ratatoskr-bot`. */
+  botLogin?: string;
 }
 
 /** One API call as the fake received it. */
@@ -30,12 +38,17 @@ function tokenOf(request: FastifyRequest): string | undefined {
 /**
  * A Gitea API server on 127.0.0.1 for tests, answering in Gitea 1.23's shapes (gitea-js types).
  * Every `/api/v1` call needs the token (401 otherwise), as on a private instance. Covers
- * repository lookup for now; routes for issues, comments and pull requests go in more
- * `*.routes.ts` files registered in `build()`.
+ * repositories, collaborator permission, issues, comments and pull requests; fires signed
+ * `issue_comment` webhooks like Gitea (also for the bot's own comments) and can inject failures.
  */
 export class FakeGitea {
   readonly token: string;
   readonly repos: RepoStore;
+  readonly issues: IssueStore;
+  readonly permissions = new PermissionStore();
+  readonly webhooks = new WebhookSender();
+  readonly faults = new FaultInjector();
+  readonly botLogin: string;
   private readonly log: GiteaRequest[] = [];
   private app: FastifyInstance | undefined;
   private address: string | undefined;
@@ -43,6 +56,8 @@ export class FakeGitea {
   constructor(options: FakeGiteaOptions = {}) {
     this.token = options.token ?? "fake-gitea-token";
     this.repos = new RepoStore(() => this.url);
+    this.issues = new IssueStore(() => this.url);
+    this.botLogin = options.botLogin ?? "ratatoskr-bot";
   }
 
   /** Base URL (what GITEA_URL is set to), e.g. `http://127.0.0.1:43121`. */
@@ -61,6 +76,84 @@ export class FakeGitea {
     return this.repos.add(fullName, overrides);
   }
 
+  private repo(fullName: string): Repository {
+    const [owner = "", name = ""] = fullName.split("/");
+    const repo = this.repos.find(owner, name);
+    if (!repo) throw new Error(`no repository ${fullName}`);
+    return repo;
+  }
+
+  /** Gives `login` a collaborator permission on a repository. */
+  setPermission(repoFullName: string, login: string, level: FakePermission): void {
+    this.permissions.set(repoFullName, login, level);
+  }
+
+  addIssue(repoFullName: string, title: string, body = "", author = "alice"): Issue {
+    return this.issues.addIssue(this.repo(repoFullName), author, title, body);
+  }
+
+  addPull(
+    repoFullName: string,
+    fields: { title: string; body?: string; head: string; base?: string },
+    author = "alice",
+  ): PullRequest {
+    return this.issues.addPull(this.repo(repoFullName), author, { ...fields, base: fields.base ?? "main" });
+  }
+
+  /** Sends every webhook to `url`, signed with `secret`. */
+  addWebhook(url: string, secret: string): void {
+    this.webhooks.addTarget({ url, secret });
+  }
+
+  /** A person comments on an issue/PR: stores it and delivers the webhook (awaited). */
+  async comment(
+    repoFullName: string,
+    number: number,
+    author: string,
+    body: string,
+  ): Promise<{ comment: Comment; deliveries: FakeDelivery[] }> {
+    const repo = this.repo(repoFullName);
+    const comment = this.issues.addComment(repo, number, author, body);
+    const deliveries = await this.deliverCommentCreated(repo, number, comment.id ?? 0);
+    return { comment, deliveries };
+  }
+
+  /** Comments of one issue/PR, oldest first. */
+  commentsOf(repoFullName: string, number: number): Comment[] {
+    return this.issues.listComments(this.repo(repoFullName), number);
+  }
+
+  /** Deletes a comment as a person would in the UI. */
+  deleteComment(repoFullName: string, id: number): boolean {
+    return this.issues.deleteComment(this.repo(repoFullName), id);
+  }
+
+  /** The next matching API calls fail or are slow (a 5xx, a delay). */
+  injectFault(rule: FaultRule): void {
+    this.faults.add(rule);
+  }
+
+  private deliverCommentCreated(
+    repo: Repository,
+    number: number,
+    commentId: number,
+  ): Promise<FakeDelivery[]> {
+    const stored = this.issues.find(repo, number);
+    const comment = this.issues.comment(repo, commentId);
+    if (!stored || !comment) return Promise.resolve([]);
+    const isPull = Boolean(stored.pull);
+    const payload = {
+      action: "created",
+      issue: stored.issue,
+      ...(isPull ? { pull_request: stored.pull } : {}),
+      comment,
+      repository: repo,
+      sender: comment.user,
+      is_pull: isPull,
+    };
+    return this.webhooks.send("issue_comment", isPull ? "pull_request_comment" : "issue_comment", payload);
+  }
+
   /** The Fastify app without listening (drive it with `inject()`). */
   build(): FastifyInstance {
     const app = Fastify({ logger: false, forceCloseConnections: true });
@@ -70,11 +163,28 @@ export class FakeGitea {
       const token = tokenOf(request);
       const authorized = token === this.token;
       this.log.push({ method: request.method, path, authorized });
+      if (path.startsWith("/api/v1/") && authorized && (await this.faults.apply(request, reply, path)))
+        return reply;
       if (!path.startsWith("/api/v1/") || authorized) return;
       const message = token === undefined ? GITEA_MESSAGES.tokenRequired : GITEA_MESSAGES.badToken;
       await reply.code(401).send(apiError(baseUrl(), message));
     });
     registerRepoRoutes(app, this.repos, baseUrl);
+    registerIssueRoutes(app, {
+      repos: this.repos,
+      issues: this.issues,
+      permissions: this.permissions,
+      baseUrl,
+      botLogin: this.botLogin,
+      onCommentCreated: (repo, number, id) => void this.deliverCommentCreated(repo, number, id),
+    });
+    registerPullRoutes(app, {
+      repos: this.repos,
+      issues: this.issues,
+      baseUrl,
+      botLogin: this.botLogin,
+      branchExists: async () => true,
+    });
     app.setNotFoundHandler(async (_request, reply) =>
       reply.code(404).send(apiError(baseUrl(), GITEA_MESSAGES.notFound)),
     );
@@ -89,6 +199,7 @@ export class FakeGitea {
   }
 
   async stop(): Promise<void> {
+    await this.webhooks.settle();
     await this.app?.close();
     this.app = undefined;
   }

@@ -20,6 +20,7 @@ const STATUS: Record<TelegramStatus, string> = {
   ready: "waiting for approval",
   approved: "approved",
   running: "in progress",
+  paused: "paused: over its budget",
   success: "done",
   failed: "failed",
   timeout: "stopped by timeout",
@@ -59,11 +60,15 @@ export const EN: Catalog = {
       : `<b>Service versions</b>\n${bullets(services.map((s) => `${s.name} — <code>${s.version}</code>`))}`,
   "bot.attach": ({ taskId, serverUrl, sessionId }) =>
     `To watch the live agent session of task <b>#${taskId}</b>, run:\n` +
-    `<code>opencode attach ${serverUrl} -s ${sessionId}</code>`,
+    `<code>opencode attach ${serverUrl} --session ${sessionId}</code>`,
+  "bot.attach-none": ({ taskId, status }) =>
+    `Task #${taskId} has no live agent run right now: it is ${STATUS[status]}. /status ${taskId} shows its runs.`,
   "bot.nothing-to-cancel": () => "There is no active task, so there is nothing to cancel.",
   "button.approve": () => "✅ Approve",
   "button.edit": () => "✏️ Edit",
   "button.cancel": () => "✖️ Cancel",
+  "button.more-budget": () => "➕ Continue (+budget)",
+  "button.stop": () => "⏹ Stop",
   "task.not-found": ({ taskId }) => `Task #${taskId} doesn't exist.`,
   "task.questions": ({ taskId, questions }) =>
     `Task <b>#${taskId}</b> — a few questions:\n` +
@@ -92,7 +97,10 @@ export const EN: Catalog = {
     `Task #${taskId} can't be restarted: it is ${STATUS[status]}. Start a new one with /start.`,
   "task.retried": ({ taskId }) => `🔁 Task #${taskId} is restarted.`,
   "task.continued": ({ taskId }) => `▶️ Task #${taskId} resumes from its saved agent session.`,
-  "task.status": ({ taskId, status, title, repos, round, maxRounds, traces }, f) => {
+  "task.status": (
+    { taskId, status, title, repos, round, maxRounds, branch, traces, totalTokens, totalCostUsd, budgetUsd },
+    f,
+  ) => {
     const runs = traces.map(
       (t) =>
         `${t.agent} — ${t.outcome}, ${f.duration(t.durationMs)}, ` +
@@ -100,8 +108,10 @@ export const EN: Catalog = {
     );
     return (
       `<b>Task #${taskId}</b> — ${title}\nStatus: ${STATUS[status]}\nRepositories: ${repos.join(", ") || "—"}\n` +
-      `Round: ${round} of ${maxRounds}\n\n` +
-      (runs.length === 0 ? "No agent has run yet." : `<b>Recent runs</b>\n${bullets(runs)}`)
+      `Branch: ${branch === null ? "—" : `<code>${branch}</code>`}\nRound: ${round} of ${maxRounds}\n\n` +
+      (runs.length === 0 ? "No agent has run yet." : `<b>Recent runs</b>\n${bullets(runs)}`) +
+      `\n\nTotal: ${f.count(totalTokens, { one: "token", other: "tokens" })}, ${f.costUsd(totalCostUsd)}` +
+      (budgetUsd === null ? "" : ` of a ${f.costUsd(budgetUsd)} budget`)
     );
   },
   "task.running": ({ taskId }) => `⚙️ Task #${taskId}: the developer agent is at work.`,
@@ -110,17 +120,30 @@ export const EN: Catalog = {
   "task.review-to-dev": ({ taskId, round, findings }, f) =>
     `↩️ Task #${taskId}, round ${round}: the reviewer left ${f.count(findings, { one: "remark", other: "remarks" })}; ` +
     "the developer is addressing them.",
-  "task.success": ({ taskId, branch, prUrl }) =>
-    `🎉 Task #${taskId} is done.\nBranch: <code>${branch}</code>` +
+  "task.success": ({ taskId, branch, commit, prUrl }) =>
+    `🎉 Task #${taskId} is done: the reviewer approved the changes.\nBranch: <code>${branch}</code>` +
+    (commit ? `\nCommit: <code>${commit}</code>` : "") +
     (prUrl ? `\nPull request: <a href="${prUrl}">${prUrl}</a>` : ""),
-  "task.failed": ({ taskId, reason }) =>
-    `❌ Task #${taskId} failed.\nWhy: ${reason}\nAn analysis of what went wrong will follow.`,
+  "task.failed": ({ taskId, reason, findings }) =>
+    `❌ Task #${taskId} failed.\nWhy: ${reason}\n` +
+    (findings.length > 0 ? `<b>Remaining findings:</b>\n${bullets(findings)}\n` : "") +
+    "An analysis of what went wrong will follow.",
   "task.timeout": ({ taskId }) =>
     `⏱ Task #${taskId} ran out of time. The work done so far is committed and pushed, and the agent session is kept: ` +
     `/continue ${taskId} picks up where it stopped.`,
   "task.postmortem": ({ taskId, cause, why, whatToDo }) =>
     `🔍 Analysis of task #${taskId} (after ${cause === "failed" ? "the failure" : "the timeout"})\n` +
     `<b>Why it happened:</b> ${why}\n<b>What to do:</b> ${whatToDo}`,
+  "task.postmortem-unavailable": ({ taskId }) =>
+    `🔍 Task #${taskId}: the analysis of what went wrong is unavailable, the postmortem agent could not finish. ` +
+    `/status ${taskId} shows the runs; /retry ${taskId} runs the task again.`,
+  "task.budget-exceeded": ({ taskId, spentUsd, budgetUsd }, f) =>
+    `💰 Task #${taskId} is paused: it has spent ${f.costUsd(spentUsd)}, more than its budget of ${f.costUsd(budgetUsd)}. ` +
+    "The next agent run waits for you. Continue gives it another budget; Stop ends the task (pushed work stays).",
+  "task.budget-extended": ({ taskId, budgetUsd }, f) =>
+    `▶️ Task #${taskId} continues with a budget of ${f.costUsd(budgetUsd)}.`,
+  "task.not-paused": ({ taskId, status }) =>
+    `Task #${taskId} is not waiting on its budget any more: it is ${STATUS[status]}.`,
   "task.analyst-error": ({ taskId, problem }) =>
     `⚠️ Task #${taskId}: I couldn't use the analyst's answer — ${ANALYST_PROBLEM[problem]}. ` +
     "Send your message again, or /skip to draft the task from what I have.",

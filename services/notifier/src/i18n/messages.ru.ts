@@ -21,6 +21,7 @@ const STATUS: Record<TelegramStatus, string> = {
   ready: "ждёт утверждения",
   approved: "утверждена",
   running: "в работе",
+  paused: "приостановлена: бюджет исчерпан",
   success: "выполнена",
   failed: "не удалась",
   timeout: "остановлена по тайм-ауту",
@@ -60,11 +61,15 @@ export const RU: Catalog = {
       : `<b>Версии сервисов</b>\n${bullets(services.map((s) => `${s.name} — <code>${s.version}</code>`))}`,
   "bot.attach": ({ taskId, serverUrl, sessionId }) =>
     `Чтобы наблюдать за живой сессией агента задачи <b>#${taskId}</b>, выполните:\n` +
-    `<code>opencode attach ${serverUrl} -s ${sessionId}</code>`,
+    `<code>opencode attach ${serverUrl} --session ${sessionId}</code>`,
+  "bot.attach-none": ({ taskId, status }) =>
+    `У задачи #${taskId} сейчас нет живого запуска агента: она ${STATUS[status]}. Запуски — /status ${taskId}.`,
   "bot.nothing-to-cancel": () => "Активной задачи нет — отменять нечего.",
   "button.approve": () => "✅ Утвердить",
   "button.edit": () => "✏️ Изменить",
   "button.cancel": () => "✖️ Отменить",
+  "button.more-budget": () => "➕ Продолжить (+бюджет)",
+  "button.stop": () => "⏹ Остановить",
   "task.not-found": ({ taskId }) => `Задачи #${taskId} нет.`,
   "task.questions": ({ taskId, questions }) =>
     `Задача <b>#${taskId}</b> — несколько вопросов:\n` +
@@ -93,7 +98,10 @@ export const RU: Catalog = {
     `Задачу #${taskId} нельзя перезапустить: она ${STATUS[status]}. Начните новую — /start.`,
   "task.retried": ({ taskId }) => `🔁 Задача #${taskId} перезапущена.`,
   "task.continued": ({ taskId }) => `▶️ Задача #${taskId} продолжается с сохранённой сессии агента.`,
-  "task.status": ({ taskId, status, title, repos, round, maxRounds, traces }, f) => {
+  "task.status": (
+    { taskId, status, title, repos, round, maxRounds, branch, traces, totalTokens, totalCostUsd, budgetUsd },
+    f,
+  ) => {
     const runs = traces.map(
       (t) =>
         `${t.agent} — ${t.outcome}, ${f.duration(t.durationMs)}, ` +
@@ -101,8 +109,11 @@ export const RU: Catalog = {
     );
     return (
       `<b>Задача #${taskId}</b> — ${title}\nСтатус: ${STATUS[status]}\nРепозитории: ${repos.join(", ") || "—"}\n` +
-      `Раунд: ${round} из ${maxRounds}\n\n` +
-      (runs.length === 0 ? "Агенты ещё не запускались." : `<b>Последние запуски</b>\n${bullets(runs)}`)
+      `Ветка: ${branch === null ? "—" : `<code>${branch}</code>`}\nРаунд: ${round} из ${maxRounds}\n\n` +
+      (runs.length === 0 ? "Агенты ещё не запускались." : `<b>Последние запуски</b>\n${bullets(runs)}`) +
+      `\n\nВсего: ${f.count(totalTokens, { one: "токен", few: "токена", many: "токенов", other: "токена" })}, ` +
+      f.costUsd(totalCostUsd) +
+      (budgetUsd === null ? "" : ` из бюджета ${f.costUsd(budgetUsd)}`)
     );
   },
   "task.running": ({ taskId }) => `⚙️ Задача #${taskId}: агент-разработчик взялся за работу.`,
@@ -111,17 +122,30 @@ export const RU: Catalog = {
   "task.review-to-dev": ({ taskId, round, findings }, f) =>
     `↩️ Задача #${taskId}, раунд ${round}: у ревьюера ` +
     `${f.count(findings, { one: "замечание", few: "замечания", many: "замечаний", other: "замечания" })}, разработчик их исправляет.`,
-  "task.success": ({ taskId, branch, prUrl }) =>
-    `🎉 Задача #${taskId} выполнена.\nВетка: <code>${branch}</code>` +
+  "task.success": ({ taskId, branch, commit, prUrl }) =>
+    `🎉 Задача #${taskId} выполнена: ревьюер принял изменения.\nВетка: <code>${branch}</code>` +
+    (commit ? `\nКоммит: <code>${commit}</code>` : "") +
     (prUrl ? `\nPull request: <a href="${prUrl}">${prUrl}</a>` : ""),
-  "task.failed": ({ taskId, reason }) =>
-    `❌ Задача #${taskId} не удалась.\nПричина: ${reason}\nСкоро пришлю разбор, что пошло не так.`,
+  "task.failed": ({ taskId, reason, findings }) =>
+    `❌ Задача #${taskId} не удалась.\nПричина: ${reason}\n` +
+    (findings.length > 0 ? `<b>Оставшиеся замечания:</b>\n${bullets(findings)}\n` : "") +
+    "Скоро пришлю разбор, что пошло не так.",
   "task.timeout": ({ taskId }) =>
     `⏱ Задача #${taskId} не уложилась во время. Сделанное закоммичено и запушено, сессия агента сохранена — ` +
     `/continue ${taskId} продолжит с того же места.`,
   "task.postmortem": ({ taskId, cause, why, whatToDo }) =>
     `🔍 Разбор задачи #${taskId} (после ${cause === "failed" ? "сбоя" : "тайм-аута"})\n` +
     `<b>Почему так вышло:</b> ${why}\n<b>Что сделать:</b> ${whatToDo}`,
+  "task.postmortem-unavailable": ({ taskId }) =>
+    `🔍 Задача #${taskId}: разбора не будет — агент разбора не смог закончить. ` +
+    `Запуски — /status ${taskId}, запустить задачу заново — /retry ${taskId}.`,
+  "task.budget-exceeded": ({ taskId, spentUsd, budgetUsd }, f) =>
+    `💰 Задача #${taskId} приостановлена: потрачено ${f.costUsd(spentUsd)}, больше бюджета ${f.costUsd(budgetUsd)}. ` +
+    "Следующий запуск агента ждёт вашего решения: «Продолжить» даёт ещё один бюджет, «Остановить» завершает задачу (запушенное остаётся).",
+  "task.budget-extended": ({ taskId, budgetUsd }, f) =>
+    `▶️ Задача #${taskId} продолжается с бюджетом ${f.costUsd(budgetUsd)}.`,
+  "task.not-paused": ({ taskId, status }) =>
+    `Задача #${taskId} уже не ждёт решения о бюджете: она ${STATUS[status]}.`,
   "task.analyst-error": ({ taskId, problem }) =>
     `⚠️ Задача #${taskId}: ответ аналитика не удалось использовать — ${ANALYST_PROBLEM[problem]}. ` +
     "Отправьте сообщение ещё раз или /skip, чтобы собрать черновик из того, что есть.",

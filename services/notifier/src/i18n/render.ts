@@ -1,3 +1,4 @@
+import type { CallbackAction } from "@ratatoskr/contracts";
 import { escapeHtml } from "../telegram/escape-html.ts";
 import type { Catalog, Template } from "./catalog.types.ts";
 import { localeFormat, type LocaleFormat } from "./locale-format.ts";
@@ -32,6 +33,6 @@ export function render<K extends TemplateId>(
 }
 
 /** Button labels are plain text (no parse mode): rendered without markup to escape. */
-export function buttonLabel(locale: Locale, button: "approve" | "edit" | "cancel"): string {
+export function buttonLabel(locale: Locale, button: CallbackAction): string {
   return CATALOGS[locale][`button.${button}`]({}, FORMATS[locale]);
 }

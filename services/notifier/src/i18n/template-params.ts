@@ -37,10 +37,14 @@ export interface TemplateParams {
   "bot.not-allowed": NoParams;
   "bot.versions": { services: ServiceVersion[] };
   "bot.attach": { taskId: number; serverUrl: string; sessionId: string };
+  /** `/attach N` while no agent run of the task is live. */
+  "bot.attach-none": { taskId: number; status: TelegramStatus };
   "bot.nothing-to-cancel": NoParams;
   "button.approve": NoParams;
   "button.edit": NoParams;
   "button.cancel": NoParams;
+  "button.more-budget": NoParams;
+  "button.stop": NoParams;
   "task.not-found": { taskId: number };
   "task.questions": { taskId: number; questions: string[] };
   "task.draft-ready": {
@@ -68,16 +72,32 @@ export interface TemplateParams {
     repos: string[];
     round: number;
     maxRounds: number;
+    /** The task branch once the first round pushed it. */
+    branch: string | null;
     /** Most recent last; the template shows them all, the caller picks how many. */
     traces: TraceLine[];
+    /** Every run of the task, not only the ones listed. */
+    totalTokens: number;
+    totalCostUsd: number;
+    /** The task's budget (P5), null when it has none. */
+    budgetUsd: number | null;
   };
   "task.running": { taskId: number };
   "task.dev-to-review": { taskId: number; round: number };
   "task.review-to-dev": { taskId: number; round: number; findings: number };
-  "task.success": { taskId: number; branch: string; prUrl: string | null };
-  "task.failed": { taskId: number; reason: string };
+  /** `commit`: the pushed head (a short hash is enough), null when unknown. */
+  "task.success": { taskId: number; branch: string; commit: string | null; prUrl: string | null };
+  /** `findings`: the reviewer's remaining findings, one line each (empty when not a review failure). */
+  "task.failed": { taskId: number; reason: string; findings: string[] };
   "task.timeout": { taskId: number };
   "task.postmortem": { taskId: number; cause: "failed" | "timeout"; why: string; whatToDo: string };
+  /** The postmortem agent itself failed: the person still hears that no analysis will come. */
+  "task.postmortem-unavailable": { taskId: number };
+  /** P5: the task stopped before its next run; sent with Continue (+budget) / Stop buttons. */
+  "task.budget-exceeded": { taskId: number; spentUsd: number; budgetUsd: number };
+  "task.budget-extended": { taskId: number; budgetUsd: number };
+  /** Continue / Stop pressed on a task the budget no longer holds (a second press): a toast. */
+  "task.not-paused": { taskId: number; status: TelegramStatus };
   "task.analyst-error": { taskId: number; problem: AnalystProblem };
 }
 
@@ -91,10 +111,13 @@ export const TEMPLATE_IDS = [
   "bot.not-allowed",
   "bot.versions",
   "bot.attach",
+  "bot.attach-none",
   "bot.nothing-to-cancel",
   "button.approve",
   "button.edit",
   "button.cancel",
+  "button.more-budget",
+  "button.stop",
   "task.not-found",
   "task.questions",
   "task.draft-ready",
@@ -116,6 +139,10 @@ export const TEMPLATE_IDS = [
   "task.failed",
   "task.timeout",
   "task.postmortem",
+  "task.postmortem-unavailable",
+  "task.budget-exceeded",
+  "task.budget-extended",
+  "task.not-paused",
   "task.analyst-error",
 ] as const satisfies readonly TemplateId[];
 

@@ -33,7 +33,7 @@ export function needsTask(template: string): boolean {
   return template in FROM_TASK;
 }
 
-/** The reducer joins lists (questions, missing repositories) with "\n" because effect params are scalars; templates list them. */
+/** The reducer joins lists (questions, missing repositories, findings) with "\n" because effect params are scalars; templates list them. */
 function lineList(value: unknown): unknown {
   if (typeof value !== "string") return value;
   return value
@@ -51,5 +51,10 @@ export function enrichParams(template: string, stored: Params, task: TaskFacts |
   const merged: Params = { ...fromTask, ...stored };
   if (template === "task.questions") merged.questions = lineList(merged.questions);
   if (template === "task.repo-not-found") merged.missing = lineList(merged.missing);
+  // Findings may come as lines or as a list; anything else (a bare count) is not a list to show.
+  if (template === "task.failed") {
+    const findings = lineList(merged.findings);
+    merged.findings = Array.isArray(findings) ? findings : undefined;
+  }
   return merged;
 }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { LOCALES, render, TEMPLATE_IDS, type Locale, type TemplateId } from "../i18n/index.ts";
 import type { InlineKeyboard } from "../telegram/index.ts";
-import { draftKeyboard } from "./draft-keyboard.ts";
+import { budgetKeyboard, draftKeyboard } from "./draft-keyboard.ts";
 import { enrichParams, type TaskFacts } from "./params-enricher.ts";
 import { TEMPLATE_PARAM_SCHEMAS } from "./template-params.schema.ts";
 
@@ -49,7 +49,10 @@ function issuesOf(error: z.ZodError): string {
 
 type KeyboardChoice = { ok: true; keyboard: InlineKeyboard | undefined } | { ok: false; problem: string };
 
-/** Stored markup wins; a draft gets its Approve / Edit / Cancel buttons otherwise. */
+/**
+ * Stored markup wins; otherwise a draft gets its Approve / Edit / Cancel buttons and a budget
+ * stop its Continue (+budget) / Stop buttons.
+ */
 function keyboardFor(
   source: MessageSource,
   template: TemplateId,
@@ -63,6 +66,9 @@ function keyboardFor(
   }
   if (template === "task.draft-ready" && typeof taskId === "number") {
     return { ok: true, keyboard: draftKeyboard(locale, taskId) };
+  }
+  if (template === "task.budget-exceeded" && typeof taskId === "number") {
+    return { ok: true, keyboard: budgetKeyboard(locale, taskId) };
   }
   return { ok: true, keyboard: undefined };
 }

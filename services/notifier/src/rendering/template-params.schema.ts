@@ -6,6 +6,7 @@ const taskId = z.number().int().positive();
 const text = z.string();
 const count = z.number().int().nonnegative();
 const status = z.enum(TELEGRAM_STATUSES);
+const usd = z.number().nonnegative();
 const noParams = z.object({}).transform(() => ({}) as Record<string, never>);
 
 /**
@@ -22,10 +23,13 @@ export const TEMPLATE_PARAM_SCHEMAS: { readonly [K in TemplateId]: z.ZodType<Tem
   "bot.not-allowed": noParams,
   "bot.versions": z.object({ services: z.array(z.object({ name: text, version: text })) }),
   "bot.attach": z.object({ taskId, serverUrl: text, sessionId: text }),
+  "bot.attach-none": z.object({ taskId, status }),
   "bot.nothing-to-cancel": noParams,
   "button.approve": noParams,
   "button.edit": noParams,
   "button.cancel": noParams,
+  "button.more-budget": noParams,
+  "button.stop": noParams,
   "task.not-found": z.object({ taskId }),
   "task.questions": z.object({ taskId, questions: z.array(text).min(1) }),
   "task.draft-ready": z.object({
@@ -53,23 +57,36 @@ export const TEMPLATE_PARAM_SCHEMAS: { readonly [K in TemplateId]: z.ZodType<Tem
     repos: z.array(text),
     round: count,
     maxRounds: count,
+    branch: text.nullable().default(null),
     traces: z.array(
       z.object({
         agent: text,
         outcome: text,
         durationMs: count,
         tokens: count,
-        costUsd: z.number().nonnegative(),
+        costUsd: usd,
       }),
     ),
+    totalTokens: count.default(0),
+    totalCostUsd: usd.default(0),
+    budgetUsd: usd.nullable().default(null),
   }),
   "task.running": z.object({ taskId }),
   "task.dev-to-review": z.object({ taskId, round: count }),
   "task.review-to-dev": z.object({ taskId, round: count, findings: count }),
-  "task.success": z.object({ taskId, branch: text, prUrl: text.nullable() }),
-  "task.failed": z.object({ taskId, reason: text }),
+  "task.success": z.object({
+    taskId,
+    branch: text,
+    commit: text.nullable().default(null),
+    prUrl: text.nullable(),
+  }),
+  "task.failed": z.object({ taskId, reason: text, findings: z.array(text).default([]) }),
   "task.timeout": z.object({ taskId }),
   "task.postmortem": z.object({ taskId, cause: z.enum(["failed", "timeout"]), why: text, whatToDo: text }),
+  "task.postmortem-unavailable": z.object({ taskId }),
+  "task.budget-exceeded": z.object({ taskId, spentUsd: usd, budgetUsd: usd }),
+  "task.budget-extended": z.object({ taskId, budgetUsd: usd }),
+  "task.not-paused": z.object({ taskId, status }),
   "task.analyst-error": z.object({
     taskId,
     problem: z.enum([

@@ -5,6 +5,7 @@ import {
   envList,
   envString,
   envUrl,
+  envUsd,
   loadConfig,
   type ConfigOf,
   type ConfigProblem,
@@ -64,6 +65,11 @@ export const TELEGRAM_CONFIG_SCHEMA = {
       min: 1,
       description: "Dev ⇄ reviewer rounds per task before it fails with the remaining findings",
     }),
+    budgetUsd: envUsd("TASK_BUDGET_USD", {
+      optional: true,
+      description:
+        "What a task may spend on agent runs; past it the task pauses for Continue (+budget) / Stop",
+    }),
   },
 };
 
@@ -77,6 +83,8 @@ export type TelegramIntake =
 export interface TaskLimits {
   maxTurns: number;
   maxRounds: number;
+  /** TASK_BUDGET_USD: the budget a new task gets and what Continue (+budget) adds; null = none. */
+  budgetUsd: number | null;
 }
 
 export type TelegramConfig =
@@ -129,7 +137,7 @@ function intakeOf(raw: RawTelegramConfig["telegram"], problems: ConfigProblem[])
  */
 export function loadTelegramConfig(env: NodeJS.ProcessEnv): TelegramConfig {
   const { telegram, tasks } = loadConfig(TELEGRAM_CONFIG_SCHEMA, env);
-  const limits = { maxTurns: tasks.maxTurns, maxRounds: tasks.maxRounds };
+  const limits = { maxTurns: tasks.maxTurns, maxRounds: tasks.maxRounds, budgetUsd: tasks.budgetUsd ?? null };
   if (!telegram.token) return { enabled: false, limits };
   const problems: ConfigProblem[] = [];
   const chatIds = parseIds("TELEGRAM_ALLOWED_CHAT_IDS", telegram.allowedChatIds, problems);

@@ -14,7 +14,7 @@ export async function findChatTask(
   return task;
 }
 
-/** Replies with the task's current status, title, repositories, round and latest runs. */
+/** Replies with the task's current status, title, repositories, branch, round, latest runs and total spend. */
 export async function replyWithStatus(
   deps: Pick<BotDeps, "repos" | "enqueue" | "logger">,
   chatId: number,
@@ -22,6 +22,9 @@ export async function replyWithStatus(
 ): Promise<void> {
   const task = await deps.repos.tasks.findById(taskId);
   if (!task) return reply(deps, { chatId, taskId: null }, "task.not-found", { taskId });
-  const traces = await deps.repos.traces.list(taskId);
-  await reply(deps, { chatId, taskId }, "task.status", taskStatusParams(task, traces));
+  const [traces, total] = await Promise.all([
+    deps.repos.traces.list(taskId),
+    deps.repos.traces.tracesSummary(taskId),
+  ]);
+  await reply(deps, { chatId, taskId }, "task.status", taskStatusParams(task, traces, total));
 }

@@ -14,6 +14,7 @@ export async function openTask(deps: BotDeps, msg: MessageInput): Promise<Task> 
     userId: msg.userId,
     maxTurns: deps.limits.maxTurns,
     maxRounds: deps.limits.maxRounds,
+    budgetUsd: deps.limits.budgetUsd,
   });
   deps.logger.info({ taskId: task.id, chatId: msg.chatId }, "telegram task opened");
   return task;

@@ -1,4 +1,5 @@
 import {
+  extendedBudgetUsd,
   parseCallbackData,
   type CallbackData,
   type TaskEvent,
@@ -25,8 +26,9 @@ type Answer = { toast?: string };
 
 /**
  * Approve / Edit / Cancel under a draft (T7): the same transitions as the typed word, /cancel
- * and an edit, on the task the button belongs to. Every press is answered exactly once (the
- * spinner stops). A repeated Approve gets only a toast, never another chat message.
+ * and an edit, on the task the button belongs to; Continue (+budget) / Stop under a budget stop
+ * (P5). Every press is answered exactly once (the spinner stops). A repeated Approve, Continue
+ * or Stop gets only a toast, never another chat message or a second effect.
  */
 export async function handleDraftButton(deps: BotDeps, button: ButtonInput): Promise<void> {
   let answer: Answer = {};
@@ -51,7 +53,23 @@ async function pressed(deps: BotDeps, chatId: number, task: Task, data: Callback
       return transitionByButton(deps, chatId, task, { type: "user.cancelled" });
     case "edit":
       return editPressed(deps, chatId, task);
+    case "more-budget":
+      return transitionByButton(deps, chatId, task, {
+        type: "user.budget-extended",
+        budgetUsd: await extendedBudget(deps, task),
+      });
+    case "stop":
+      return transitionByButton(deps, chatId, task, { type: "user.budget-stopped" });
   }
+}
+
+/**
+ * Continue (+budget): what the task has spent plus one more budget (the configured one, else
+ * the task's own when the setting was removed since), so the next run is not stopped at once.
+ */
+async function extendedBudget(deps: BotDeps, task: Task): Promise<number> {
+  const { costUsd } = await deps.repos.traces.tracesSummary(task.id);
+  return extendedBudgetUsd(costUsd, deps.limits.budgetUsd ?? task.budgetUsd ?? 0);
 }
 
 async function transitionByButton(
@@ -72,6 +90,10 @@ async function transitionByButton(
     }
     if (refusal.reason === "nothing-to-cancel")
       return { toast: toastText(deps.locale, "bot.nothing-to-cancel", {}) };
+    if (refusal.reason === "not-paused") {
+      const status = refusal.from as TelegramStatus;
+      return { toast: toastText(deps.locale, "task.not-paused", { taskId: task.id, status }) };
+    }
     await replyToRefusal(deps, chatId, task, refusal);
     return {};
   }

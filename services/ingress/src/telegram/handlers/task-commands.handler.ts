@@ -1,3 +1,4 @@
+import type { TelegramStatus } from "@ratatoskr/contracts";
 import type { Task } from "@ratatoskr/db";
 import { parseTaskNumber } from "../parsing/command-parser.ts";
 import type { BotDeps, MessageInput } from "./bot-deps.ts";
@@ -52,7 +53,9 @@ export async function handleAttach(deps: BotDeps, msg: MessageInput, args: strin
   const task = await taskFromArgs(deps, msg, "attach", args);
   if (!task) return;
   const target = attachTarget(task, await deps.repos.traces.list(task.id));
-  // No live session: the status reply shows why (not started yet, or already finished).
-  if (!target) return replyWithStatus(deps, msg.chatId, task.id);
-  await reply(deps, { chatId: msg.chatId, taskId: task.id }, "bot.attach", { taskId: task.id, ...target });
+  const to = { chatId: msg.chatId, taskId: task.id };
+  if (!target) {
+    return reply(deps, to, "bot.attach-none", { taskId: task.id, status: task.status as TelegramStatus });
+  }
+  await reply(deps, to, "bot.attach", { taskId: task.id, ...target });
 }

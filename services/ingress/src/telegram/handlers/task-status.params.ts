@@ -1,5 +1,5 @@
 import type { TelegramStatus } from "@ratatoskr/contracts";
-import type { AgentTrace, Task } from "@ratatoskr/db";
+import type { AgentTrace, Task, TracesSummary } from "@ratatoskr/db";
 import type { TemplateParams, TraceLine } from "@ratatoskr/notifier";
 
 /** `/status N` shows the latest few runs: enough to see what happened, short enough to read. */
@@ -19,10 +19,14 @@ export function traceLine(trace: AgentTrace, now: Date): TraceLine {
   };
 }
 
-/** Params of `task.status` from the row and its traces (oldest first, as the repository lists them). */
+/**
+ * Params of `task.status` from the row, its traces (oldest first, as the repository lists them)
+ * and the total over all of them.
+ */
 export function taskStatusParams(
   task: Task,
   traces: readonly AgentTrace[],
+  total: TracesSummary,
   now = new Date(),
 ): TemplateParams["task.status"] {
   return {
@@ -32,7 +36,11 @@ export function taskStatusParams(
     repos: task.repos,
     round: task.round,
     maxRounds: task.maxRounds,
+    branch: task.branch,
     traces: traces.slice(-STATUS_TRACE_LIMIT).map((trace) => traceLine(trace, now)),
+    totalTokens: total.tokens,
+    totalCostUsd: total.costUsd,
+    budgetUsd: task.budgetUsd,
   };
 }
 

@@ -1,0 +1,47 @@
+import { simpleGit, GitError } from "simple-git";
+import { classifyGitFailure, type GitFailureContext } from "./git-failure.ts";
+import { gitEnv, gitEnvNames, redactSecrets, type GitAuthor } from "./git-env.ts";
+import type { RemoteSpec } from "./remote-spec.ts";
+
+export interface GitRunnerOptions {
+  readonly remote: RemoteSpec;
+  readonly author: GitAuthor;
+  /** Kill a git command that produced no output for this long, in ms. */
+  readonly timeoutMs: number;
+}
+
+export interface RunOptions {
+  /** Add the host credentials to this command's environment (network commands only). */
+  readonly withCredentials?: boolean;
+  /** For the error message when the command fails. */
+  readonly ctx: GitFailureContext;
+  /** Maps git's (redacted) output of a failure to a more specific error; undefined = classify. */
+  readonly onFailure?: (output: string) => Error | undefined;
+}
+
+/** Runs git commands in a directory with a clean, per-command environment. */
+export interface GitRunner {
+  run(cwd: string, args: readonly string[], opts: RunOptions): Promise<string>;
+}
+
+export function createGitRunner(options: GitRunnerOptions): GitRunner {
+  const git = (cwd: string, withCredentials: boolean) => {
+    const env = gitEnv({ remote: options.remote, author: options.author, withCredentials });
+    return simpleGit({
+      baseDir: cwd,
+      timeout: { block: options.timeoutMs },
+      allowEnvironment: gitEnvNames(env),
+      unsafe: { allowUnsafeConfigEnvCount: true, allowUnsafeConfigPaths: true, allowUnsafeProtocolOverride: true, allowUnsafeHooksPath: true, allowUnsafeFsMonitor: true, allowUnsafeCredentialHelper: true, allowUnsafeDiffExternal: true },
+    }).env(env);
+  };
+  return {
+    async run(cwd, args, opts) {
+      try {
+        return await git(cwd, opts.withCredentials ?? false).raw([...args]);
+      } catch (error) {
+        const output = redactSecrets(error instanceof GitError ? error.message : String(error), options.remote);
+        throw opts.onFailure?.(output) ?? classifyGitFailure(output, opts.ctx);
+      }
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import { z } from "zod";
+
+/**
+ * The parts of Gitea's IssueCommentPayload Ratatoskr reads (gitea-js has no webhook payload types;
+ * field names follow Gitea's `structs.IssueCommentPayload`). Unknown fields are ignored.
+ */
+const userSchema = z.object({ id: z.number(), login: z.string().min(1) });
+
+export const issueCommentPayloadSchema = z.object({
+  action: z.string(),
+  is_pull: z.boolean().optional(),
+  issue: z.object({
+    number: z.number().int().positive(),
+    title: z.string().optional(),
+    pull_request: z.unknown().optional(),
+  }),
+  comment: z.object({
+    id: z.number().int().positive(),
+    body: z.string(),
+    user: userSchema,
+    html_url: z.string().optional(),
+    created_at: z.string().optional(),
+  }),
+  repository: z.object({
+    name: z.string().min(1),
+    full_name: z.string().optional(),
+    owner: z.object({ login: z.string().min(1) }),
+  }),
+  sender: userSchema.optional(),
+});
+
+export type IssueCommentPayload = z.infer<typeof issueCommentPayloadSchema>;
+
+/** A new comment on an issue or PR: the only delivery that can carry a command. */
+export interface CommentCreated {
+  owner: string;
+  repo: string;
+  target: "issue" | "pr";
+  number: number;
+  commentId: number;
+  body: string;
+  author: string;
+}
+
+export type PayloadReading =
+  | { kind: "comment-created"; comment: CommentCreated }
+  /** A real Gitea delivery that is not a new comment (other event, edit, review, …). */
+  | { kind: "ignored"; why: string }
+  | { kind: "malformed" };
+
+/**
+ * Reads a delivery. Malformed means "not JSON"; JSON that is not a new issue comment (another
+ * event, an edit, a review payload without `comment`) is ignored, since Gitea can send it.
+ */
+export function readDelivery(event: string | undefined, rawBody: Buffer | string): PayloadReading {
+  let json: unknown;
+  try {
+    json = JSON.parse(rawBody.toString());
+  } catch {
+    return { kind: "malformed" };
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return { kind: "malformed" };
+  if (event !== "issue_comment") return { kind: "ignored", why: `event ${event ?? "(none)"}` };
+  const action = (json as { action?: unknown }).action;
+  if (action !== "created") return { kind: "ignored", why: `action ${String(action)}` };
+  const parsed = issueCommentPayloadSchema.safeParse(json);
+  if (!parsed.success) return { kind: "ignored", why: "not a comment payload" };
+  const p = parsed.data;
+  const isPull = p.is_pull ?? Boolean(p.issue.pull_request);
+  return {
+    kind: "comment-created",
+    comment: {
+      owner: p.repository.owner.login,
+      repo: p.repository.name,
+      target: isPull ? "pr" : "issue",
+      number: p.issue.number,
+      commentId: p.comment.id,
+      body: p.comment.body,
+      author: p.comment.user.login,
+    },
+  };
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { agentUsage, looksLikeAgentCommand, parseAgentComment } from "../src/index.ts";
+
+describe("parseAgentComment", () => {
+  it("reads the command and the message from the first line and the lines after it", () => {
+    expect(parseAgentComment("/agent plan keep it small\nand tested", "issue")).toEqual({
+      kind: "command",
+      command: "plan",
+      message: "keep it small\nand tested",
+    });
+    expect(parseAgentComment("  /Agent IMPLEMENT\r\n", "issue")).toEqual({
+      kind: "command",
+      command: "implement",
+      message: "",
+    });
+    expect(parseAgentComment("/agent fix the flaky test", "pr")).toEqual({
+      kind: "command",
+      command: "fix",
+      message: "the flaky test",
+    });
+  });
+
+  it("ignores comments whose first line is not /agent", () => {
+    for (const body of ["please /agent plan", "hello\n/agent plan", "/agents plan", "/agentplan", ""]) {
+      expect(parseAgentComment(body, "issue")).toEqual({ kind: "not-a-command" });
+      expect(looksLikeAgentCommand(body)).toBe(false);
+    }
+    expect(looksLikeAgentCommand("/agent\n")).toBe(true);
+  });
+
+  it("answers unknown, missing and misplaced subcommands with the usage", () => {
+    expect(parseAgentComment("/agent deploy now", "issue")).toEqual({ kind: "usage", given: "deploy" });
+    expect(parseAgentComment("/agent", "issue")).toEqual({ kind: "usage", given: "" });
+    expect(parseAgentComment("/agent fix it", "issue")).toEqual({ kind: "usage", given: "fix" });
+    expect(parseAgentComment("/agent plan", "pr")).toEqual({ kind: "usage", given: "plan" });
+    expect(parseAgentComment("/agent status", "pr")).toMatchObject({ kind: "command", command: "status" });
+    expect(agentUsage("issue")).toContain("/agent implement");
+    expect(agentUsage("pr")).toContain("/agent fix");
+  });
+});

@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { readDelivery } from "../src/index.ts";
+
+const comment = {
+  action: "created",
+  issue: { number: 7, title: "Button", pull_request: null },
+  comment: { id: 501, body: "/agent plan", user: { id: 3, login: "alice" }, html_url: "http://g/x" },
+  repository: { name: "web", full_name: "acme/web", owner: { login: "acme" } },
+  sender: { id: 3, login: "alice" },
+  is_pull: false,
+};
+
+describe("readDelivery", () => {
+  it("reads a created issue comment and a PR conversation comment", () => {
+    expect(readDelivery("issue_comment", JSON.stringify(comment))).toEqual({
+      kind: "comment-created",
+      comment: {
+        owner: "acme",
+        repo: "web",
+        target: "issue",
+        number: 7,
+        commentId: 501,
+        body: "/agent plan",
+        author: "alice",
+      },
+    });
+    const onPr = { ...comment, is_pull: true, pull_request: { number: 7 } };
+    expect(readDelivery("issue_comment", JSON.stringify(onPr))).toMatchObject({ comment: { target: "pr" } });
+  });
+
+  it("ignores edits, deletions, other events and review payloads without a comment", () => {
+    expect(readDelivery("issue_comment", JSON.stringify({ ...comment, action: "edited" })).kind).toBe(
+      "ignored",
+    );
+    expect(readDelivery("issue_comment", JSON.stringify({ ...comment, action: "deleted" })).kind).toBe(
+      "ignored",
+    );
+    expect(readDelivery("push", JSON.stringify({ ref: "refs/heads/main" })).kind).toBe("ignored");
+    const review = { action: "reviewed", review: { content: "/agent fix" }, repository: comment.repository };
+    expect(readDelivery("pull_request_comment", JSON.stringify(review)).kind).toBe("ignored");
+    const { comment: _dropped, ...noComment } = comment;
+    expect(readDelivery("issue_comment", JSON.stringify(noComment)).kind).toBe("ignored");
+  });
+
+  it("calls only unparsable or non-object JSON malformed", () => {
+    for (const body of ["{", "", "null", "[1]", '"x"'])
+      expect(readDelivery("issue_comment", body).kind).toBe("malformed");
+  });
+});
