@@ -38,7 +38,7 @@ function parseLogLine(line: string): { msg?: string; url?: string } | undefined 
  */
 export async function startServiceProcess(name: string, opts: StartServiceProcessOptions): Promise<ServiceProcess> {
   const entry = `services/${name}/src/main.ts`;
-  const command = opts.command ?? { file: process.execPath, args: ["--import", "tsx", entry], cwd: REPO_ROOT };
+  const command = opts.command ?? { file: process.execPath, args: ["--conditions=ratatoskr-source", "--import", "tsx", entry], cwd: REPO_ROOT };
   const child = spawn(command.file, command.args, {
     cwd: command.cwd,
     env: { ...opts.env, HTTP_HOST: "127.0.0.1", HTTP_PORT: "0" },
