@@ -5,3 +5,4 @@ export * from "./jobs/job-id.ts";
 export * from "./state-machine/index.ts";
 export * from "./telegram-callback.ts";
 export * from "./budget.ts";
+export * from "./review-verdict.ts";

@@ -18,6 +18,9 @@ export interface CallbackData {
 
 const CALLBACK_PATTERN = new RegExp(`^(${CALLBACK_ACTIONS.join("|")}):([1-9]\\d{0,15})$`);
 
+/** Task ids are Postgres `integer`s: a larger number in a button cannot name a task. */
+const MAX_TASK_ID = 2_147_483_647;
+
 /** `{ action: "approve", taskId: 12 }` → `"approve:12"`. */
 export function formatCallbackData({ action, taskId }: CallbackData): string {
   if (!Number.isSafeInteger(taskId) || taskId <= 0)
@@ -30,6 +33,6 @@ export function parseCallbackData(data: string): CallbackData | null {
   const match = CALLBACK_PATTERN.exec(data);
   if (!match) return null;
   const taskId = Number(match[2]);
-  if (!Number.isSafeInteger(taskId)) return null;
+  if (!Number.isSafeInteger(taskId) || taskId > MAX_TASK_ID) return null;
   return { action: match[1] as CallbackAction, taskId };
 }

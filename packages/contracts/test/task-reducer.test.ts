@@ -27,6 +27,9 @@ function giteaTask(status: TaskStatus, over: Partial<TaskSnapshot> = {}): TaskSn
 }
 
 const done = { consumedTurns: 1, forced: false };
+const MAJOR = { severity: "major", file: "src/a.ts", line: 3, text: "greets nobody" } as const;
+const MINOR = { severity: "minor", file: null, text: "typo in the comment" } as const;
+const BLOCKING = { severity: "blocking", file: "src/b.ts", text: "deletes the tests" } as const;
 const TELEGRAM_EVENTS: TelegramEvent[] = [
   { type: "turn.received" },
   { type: "analyst.asked", questions: ["Which repo?"], ...done },
@@ -40,9 +43,9 @@ const TELEGRAM_EVENTS: TelegramEvent[] = [
   { type: "user.retried" },
   { type: "user.continued" },
   { type: "dev.started" },
-  { type: "dev.finished" },
-  { type: "review.passed" },
-  { type: "review.rejected", findings: 2 },
+  { type: "dev.finished", commit: "1a2b3c4" },
+  { type: "review.passed", branch: "ratatoskr/7-greeting", commit: "1a2b3c4" },
+  { type: "review.rejected", findings: [MAJOR, MINOR] },
   { type: "run.failed", reason: "tests fail" },
   { type: "run.timed_out" },
 ];
@@ -185,11 +188,36 @@ describe("one analysis at a time per chat", () => {
     expect(drafted.task).toMatchObject({ status: "ready", skipRequested: false, analysing: false });
   });
 
-  it("fails the task when review rounds run out", () => {
-    const result = reduceTask(telegramTask("running", { round: 3 }), { type: "review.rejected", findings: 4 });
+  it("fails the task when review rounds run out, telling the person the remaining findings", () => {
+    const result = reduceTask(telegramTask("running", { round: 3 }), { type: "review.rejected", findings: [BLOCKING, MINOR, MAJOR] });
     if (!result.ok) throw new Error("refused");
     expect(result.task.status).toBe("failed");
     expect(jobsOf(result.effects)).toEqual(['postmortem:{"v":1,"taskId":7,"cause":"failed"}']);
+    expect(result.effects.find((e) => e.type === "notify")).toMatchObject({
+      template: "task.failed",
+      params: {
+        reason: expect.stringContaining("after 3 rounds (2 findings)"),
+        findings: "[blocking] src/b.ts — deletes the tests\n[major] src/a.ts:3 — greets nobody",
+      },
+    });
+  });
+
+  it("sends a rejected review back to dev for the next round with the number of findings that matter", () => {
+    const result = reduceTask(telegramTask("running", { round: 1 }), { type: "review.rejected", findings: [MAJOR, MINOR] });
+    if (!result.ok) throw new Error("refused");
+    expect(result.task).toMatchObject({ status: "running", round: 2 });
+    expect(result.effects.find((e) => e.type === "notify")).toMatchObject({
+      template: "task.review-to-dev",
+      params: { taskId: 7, round: 1, findings: 1 },
+    });
+  });
+
+  it("tells the person the pushed branch and commit on success", () => {
+    const result = reduceTask(telegramTask("running", { round: 2 }), { type: "review.passed", branch: "ratatoskr/7-x", commit: "abc1234" });
+    if (!result.ok) throw new Error("refused");
+    expect(result.effects).toEqual([
+      { type: "notify", template: "task.success", params: { taskId: 7, round: 2, branch: "ratatoskr/7-x", commit: "abc1234" } },
+    ]);
   });
 
   it("gives every follow-up a deterministic job id from the new version", () => {

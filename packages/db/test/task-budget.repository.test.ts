@@ -1,4 +1,5 @@
 import { checkBudget, extendedBudgetUsd } from "@ratatoskr/contracts";
+import { stopIfOverBudget } from "@ratatoskr/db";
 import { useTestRepositories } from "./support/test-repositories.ts";
 import { describe, expect, it } from "vitest";
 
@@ -69,5 +70,39 @@ describe("task budget in the database (P5)", () => {
       db.repos.applyTransition(task.id, { type: "user.budget-extended", budgetUsd }),
     ).rejects.toThrow(/not-paused/);
     expect(checkBudget(costUsd, resumed.budgetUsd)).toEqual({ exceeded: false });
+  });
+});
+
+describe("stopIfOverBudget (the check every agent job makes before its run)", () => {
+  const transition = (taskId: number, event: Parameters<typeof db.repos.applyTransition>[1]) =>
+    db.repos.applyTransition(taskId, event);
+
+  it("lets the run start while the spend is within the budget, and when there is none", async () => {
+    const unlimited = await runningTask(null);
+    await db.repos.traces.record(unlimited.id, run("dev", 99, { input: 1, output: 1 }), 1);
+    expect(await stopIfOverBudget({ repos: db.repos, transition }, unlimited.id, "review")).toEqual({
+      proceed: true,
+    });
+
+    const within = await runningTask(1);
+    await db.repos.traces.record(within.id, run("dev", 1, { input: 1, output: 1 }), 1);
+    expect(await stopIfOverBudget({ repos: db.repos, transition }, within.id, "review")).toEqual({
+      proceed: true,
+    });
+    expect((await db.repos.tasks.findById(within.id))?.status).toBe("running");
+  });
+
+  it("pauses a task past its budget once, and keeps a cancelled task from running", async () => {
+    const task = await runningTask(1);
+    await db.repos.traces.record(task.id, run("dev", 0.7, { input: 1, output: 1 }), 1);
+    await db.repos.traces.record(task.id, run("reviewer", 0.4, { input: 1, output: 1 }), 1);
+    const first = await stopIfOverBudget({ repos: db.repos, transition }, task.id, "revise");
+    expect(first).toEqual({ proceed: false, spentUsd: expect.closeTo(1.1, 10), budgetUsd: 1, paused: true });
+    const second = await stopIfOverBudget({ repos: db.repos, transition }, task.id, "revise");
+    expect(second).toMatchObject({ proceed: false, paused: false });
+    const events = await db.repos.events.list(task.id);
+    expect(events.filter((e) => e.type === "budget.exceeded").map((e) => e.payload)).toEqual([
+      { type: "budget.exceeded", spentUsd: 1.1, budgetUsd: 1, step: "revise" },
+    ]);
   });
 });

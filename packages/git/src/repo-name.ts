@@ -19,6 +19,8 @@ const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$/;
 export function validateRepoName(input: string, options: { baseUrl?: string } = {}): RepoRef {
   const raw = input.trim();
   if (raw === "") throw invalid(input, "it is empty");
+  if (/(^|[/\\])\.\.([/\\]|$)/.test(raw) || /(^|\/)(%2e|\.)(%2e|\.)(\/|$)/i.test(raw)) throw invalid(input, "`..` and `.` are not allowed");
+  if (/^[A-Za-z]:[\\/]/.test(raw)) throw invalid(input, "absolute paths are not repository names");
   const path = /^[a-z][a-z0-9+.-]*:/i.test(raw) || raw.startsWith("//") ? pathOnHost(raw, options.baseUrl) : raw;
   if (path.startsWith("/") || path.startsWith("~") || /^[A-Za-z]:[\\/]/.test(path)) {
     throw invalid(input, "absolute paths are not repository names");

@@ -1,4 +1,5 @@
-import { readdir, readFile, rm } from "node:fs/promises";
+import { readdir, readFile, rmdir, unlink } from "node:fs/promises";
+import path from "node:path";
 import { WorkspaceIoError } from "./errors/git-workspace.error.ts";
 import type { GitLogger } from "./git-logger.ts";
 import { ioError, isErrno, type WorkspaceLayout } from "./workspace-layout.ts";
@@ -36,8 +37,8 @@ export async function sweepWorkspaces(input: {
     try {
       const finishedAt = await finishedTime(layout.finishedFile(taskId));
       if (finishedAt === null || input.now - finishedAt < input.retentionMs) continue;
-      await rm(layout.taskDir(taskId), { recursive: true, force: true });
-      await rm(layout.stateDir(taskId), { recursive: true, force: true });
+      await removeTree(layout.taskDir(taskId));
+      await removeTree(layout.stateDir(taskId));
       removed.push(taskId);
       logger.info({ taskId, finishedAt: new Date(finishedAt).toISOString() }, "workspace removed after retention");
     } catch (error) {
@@ -60,4 +61,24 @@ async function finishedTime(file: string): Promise<number | null> {
     if (isErrno(error, "ENOENT")) return null;
     throw error;
   }
+}
+
+/**
+ * `rm -rf` that keeps the real cause: Node's recursive rm turns an EPERM on a file into a
+ * misleading ENOTDIR when it retries the file as a directory.
+ */
+async function removeTree(dir: string): Promise<void> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return;
+    throw error;
+  }
+  for (const entry of entries) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) await removeTree(p);
+    else await unlink(p);
+  }
+  await rmdir(dir);
 }

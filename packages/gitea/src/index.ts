@@ -6,3 +6,4 @@ export * from "./webhook/webhook-payload.ts";
 export * from "./commands/agent-command.parser.ts";
 export * from "./text/hidden-text.sanitizer.ts";
 export type { Comment, Issue, PullRequest, Repository, User } from "gitea-js";
+export * from "./run/command-run-heartbeat.ts";

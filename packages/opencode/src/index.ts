@@ -1,4 +1,9 @@
-export { createOpencodeClient } from "./opencode-client.ts";
+export { createOpencodeClient, DEFAULT_MAX_CONCURRENT_PROMPTS } from "./opencode-client.ts";
+export { OPENCODE_CONFIG_SCHEMA, DEFAULT_OPENCODE_URL, opencodeServerUrls, type OpencodeConfig } from "./config/opencode.config.ts";
+export { createOpencodeClientFromConfig, checkOpencodeAtStart, STARTUP_CHECK_TIMEOUT_MS, type FactoryLogger } from "./config/opencode-client.factory.ts";
+export { RunStoppedError } from "./errors/run-stopped.error.ts";
+export { PromptQueueTimeoutError } from "./errors/prompt-queue-timeout.error.ts";
+export { INTERRUPT_CAP_MS } from "./run/interrupt.ts";
 export type { OpencodeClient, OpencodeClientOptions } from "./opencode-client.ts";
 export type { AgentRunResult, RunAgentOptions, RunOutcome, TokenUsage, TraceRecord } from "./run/run-types.ts";
 export type { AgentPolicy, PermissionEffect } from "./run/permission-policy.ts";
@@ -7,6 +12,7 @@ export { MIN_OPENCODE_VERSION, type ServerInfo } from "./server-check.ts";
 export { modelFromConfigText, readConfigModel } from "./model/config-model.ts";
 export { parseModelRef, formatModelRef, type ModelRef } from "./model/model-ref.ts";
 export { extractVerdict, jsonCandidates } from "./run/verdict-extract.ts";
+export { summarizeSessionProgress, type SessionProgress } from "./run/session-progress.ts";
 export { compareVersions } from "./semver.ts";
 export { OpencodeUnavailableError } from "./errors/opencode-unavailable.error.ts";
 export { OpencodeTooOldError } from "./errors/opencode-too-old.error.ts";

@@ -1,19 +1,26 @@
 import { Agent, type Dispatcher } from "undici";
-import { OpencodeApi } from "./api/opencode-api.ts";
-import { OpencodeHttp } from "./http/opencode-http.ts";
+import { OpencodeHttpError } from "./errors/opencode-http.error.ts";
 import { readConfigModel } from "./model/config-model.ts";
 import { parseModelRef, type ModelRef } from "./model/model-ref.ts";
-import { ActivePoller } from "./run/active-poller.ts";
-import { EventHub } from "./run/event-hub.ts";
+import { createServerHandle, type OpencodeServerHandle } from "./pool/opencode-server-handle.ts";
+import { ServerPool } from "./pool/server-pool.ts";
 import { runAgent, type OpencodeLogger } from "./run/agent-run.ts";
-import { LocationWarmup } from "./run/location-warmup.ts";
+import { interruptWithin } from "./run/interrupt.ts";
 import type { AgentRunResult, RunAgentOptions } from "./run/run-types.ts";
+import { summarizeSessionProgress, type SessionProgress } from "./run/session-progress.ts";
 import { checkServer, type ServerInfo } from "./server-check.ts";
 
+/** Default cap on concurrent agent runs per server (OPENCODE_MAX_PROMPTS_PER_SERVER). */
+export const DEFAULT_MAX_CONCURRENT_PROMPTS = 8;
+/** Latest messages a progress sample reads: enough for a long run's recent steps, one request. */
+const PROGRESS_MESSAGES = 200;
+
 export interface OpencodeClientOptions {
-  /** e.g. `http://127.0.0.1:4096` */
+  /** e.g. `http://127.0.0.1:4096` (the only server unless `baseUrls` names several). */
   baseUrl: string;
-  /** `OPENCODE_SERVER_PASSWORD` of the server (basic auth, user "opencode"). */
+  /** Several servers sharing the sessions (OPENCODE_URLS): least-loaded placement, session affinity. */
+  baseUrls?: readonly string[];
+  /** `OPENCODE_SERVER_PASSWORD` of the server(s) (basic auth, user "opencode"). */
   password?: string;
   logger?: OpencodeLogger;
   /** Model pinned on every session unless a run names one ("provider/model"). */
@@ -24,32 +31,51 @@ export interface OpencodeClientOptions {
   dispatcher?: Dispatcher;
   /** Timeout of ordinary API calls (ms), default 15 s. */
   requestTimeoutMs?: number;
+  /** Most runs one server works on at once; more wait in FIFO order (default 8). */
+  maxConcurrentPrompts?: number;
 }
 
 export interface OpencodeClient {
+  /** The first (or only) server. */
   readonly baseUrl: string;
-  /** O1 start-up gate; throws OpencodeUnavailableError | OpencodeTooOldError | OpencodeContractError. */
+  /** Every server of the pool. */
+  readonly serverUrls: readonly string[];
+  /** O1 start-up gate on every server; throws OpencodeUnavailableError | OpencodeTooOldError | OpencodeContractError. */
   checkServer(signal?: AbortSignal): Promise<ServerInfo>;
-  /** Runs an agent turn to a result (never throws for run failures; see `outcome`). */
+  /**
+   * Runs an agent turn to a result (never throws for run failures; see `outcome`). With
+   * `sessionId` it continues that session on its server (`serverUrl` from the trace, else found).
+   */
   runAgent<T = unknown>(options: RunAgentOptions<T>): Promise<AgentRunResult<T>>;
-  /** Stops a session's running turn (no-op when idle). */
-  interrupt(sessionId: string): Promise<void>;
+  /**
+   * Stops a session's running turn (no-op when idle or unknown), also one this client did not
+   * start. Bounded to ~2 s; throws when the server could not be told.
+   */
+  interrupt(sessionId: string, serverUrl?: string): Promise<void>;
+  /** Runs holding or waiting for a slot, per server URL. */
+  load(): Record<string, { running: number; waiting: number }>;
+  /**
+   * What a session has done so far (newest tool call, tokens, cost), read from its latest
+   * messages: the sampler a job's live progress (O6) polls while the agent runs.
+   */
+  sessionProgress(sessionId: string, signal?: AbortSignal, serverUrl?: string): Promise<SessionProgress>;
   /** Closes the owned connection pool. */
   close(): Promise<void>;
 }
 
 export function createOpencodeClient(options: OpencodeClientOptions): OpencodeClient {
   const owned = options.dispatcher ? undefined : new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000 });
-  const http = new OpencodeHttp({
-    baseUrl: options.baseUrl,
-    ...(options.password ? { password: options.password } : {}),
-    dispatcher: options.dispatcher ?? (owned as Agent),
-    ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
-  });
-  const api = new OpencodeApi(http);
-  const activePoller = new ActivePoller(() => api.active());
-  const warmup = new LocationWarmup(api);
-  const events = new EventHub(http);
+  const urls = options.baseUrls?.length ? options.baseUrls : [options.baseUrl];
+  const servers: OpencodeServerHandle[] = urls.map((baseUrl) =>
+    createServerHandle({
+      baseUrl,
+      ...(options.password ? { password: options.password } : {}),
+      dispatcher: options.dispatcher ?? (owned as Agent),
+      ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+      maxConcurrentPrompts: options.maxConcurrentPrompts ?? DEFAULT_MAX_CONCURRENT_PROMPTS,
+    }),
+  );
+  const pool = new ServerPool(servers);
   let configModel: Promise<ModelRef | undefined> | undefined;
 
   const resolveModel = async (requested: RunAgentOptions["model"]): Promise<ModelRef | undefined> => {
@@ -66,11 +92,33 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
   };
 
   return {
-    baseUrl: http.baseUrl,
-    checkServer: (signal) => checkServer(api, signal),
-    runAgent: (runOptions) => runAgent({ api, activePoller, events, warmup, logger: options.logger, resolveModel }, runOptions),
-    interrupt: (sessionId) => api.interrupt(sessionId),
+    baseUrl: servers[0]?.url as string,
+    serverUrls: servers.map((s) => s.url),
+    async checkServer(signal) {
+      const infos = await Promise.all(servers.map((s) => checkServer(s.api, signal)));
+      return infos[0] as ServerInfo;
+    },
+    async runAgent(runOptions) {
+      const located = runOptions.sessionId ? await pool.locate(runOptions.sessionId, runOptions.serverUrl, runOptions.signal).catch(() => undefined) : undefined;
+      const server = located ?? pool.leastLoaded();
+      return runAgent(
+        { ...server, logger: options.logger, resolveModel, rememberSession: (id) => pool.remember(id, server) },
+        runOptions,
+      );
+    },
+    async interrupt(sessionId, serverUrl) {
+      const server = await pool.locate(sessionId, serverUrl);
+      if (!server) return;
+      const result = await interruptWithin(server.api, sessionId);
+      if (!result.ok && !(result.error instanceof OpencodeHttpError && result.error.status === 404)) throw result.error;
+    },
+    load: () => Object.fromEntries(servers.map((s) => [s.url, { running: s.gate.load - s.gate.waiting, waiting: s.gate.waiting }])),
+    async sessionProgress(sessionId, signal, serverUrl) {
+      const server = (await pool.locate(sessionId, serverUrl, signal)) ?? pool.servers[0];
+      return summarizeSessionProgress(await (server as OpencodeServerHandle).api.messages(sessionId, PROGRESS_MESSAGES, signal));
+    },
     close: async () => {
+      for (const s of servers) s.events.close();
       await owned?.close();
     },
   };

@@ -12,6 +12,7 @@ export * from "./worker/job-result.ts";
 export * from "./worker/retry-later.ts";
 export * from "./worker/run-worker.ts";
 export * from "./worker/handler-map.ts";
+export * from "./worker/job-progress.ts";
 export { HandBackError } from "./worker/in-flight-jobs.ts";
 export * from "./shutdown/shutdown-registry.ts";
 export * from "./shutdown/worker-shutdown.ts";

@@ -181,7 +181,10 @@ async function assemble(
     shutdown.register("intake", `${service.name} heartbeat`, startHeartbeat(producer, config.queue.prefix, beat));
   }
   for (const [, instance] of instances) await instance.start?.();
-  if (opts.handleSignals !== false) shutdown.installSignalHandlers();
+  if (opts.handleSignals !== false) {
+    shutdown.installSignalHandlers();
+    installProcessFaultHandlers(logger, shutdown, opts.exit ?? ((code) => process.exit(code)));
+  }
   logger.info({ url, services: opts.services.map((s) => s.name), queues: consumed }, "started");
 
   return {
@@ -193,4 +196,24 @@ async function assemble(
       return { clean: result.clean };
     },
   };
+}
+
+/**
+ * A rejection nobody handled or an exception nobody caught leaves the process in an unknown
+ * state: log it with its stack, then shut down gracefully (jobs handed back, connections closed)
+ * and exit 1 so the supervisor restarts a clean process — instead of Node's abrupt exit.
+ */
+export function installProcessFaultHandlers(
+  logger: Logger,
+  shutdown: ShutdownRegistry,
+  exit: (code: number) => void,
+  target: Pick<NodeJS.Process, "on"> = process,
+): void {
+  const fault = (kind: string) => (err: unknown) => {
+    logger.fatal({ err }, `${kind}; shutting down`);
+    if (shutdown.isShuttingDown) return;
+    void shutdown.shutdown(kind).then(() => exit(1));
+  };
+  target.on("unhandledRejection", fault("unhandled promise rejection"));
+  target.on("uncaughtException", fault("uncaught exception"));
 }

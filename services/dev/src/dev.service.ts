@@ -1,12 +1,39 @@
 import { QUEUE } from "@ratatoskr/contracts";
-import { defineService, notImplemented } from "@ratatoskr/service-host";
+import { join } from "node:path";
+import { agentOpencodeClient, createTaskGit } from "@ratatoskr/pipeline";
+import { defineService } from "@ratatoskr/service-host";
+import { DEV_CONFIG_SCHEMA, loadDevConfig } from "./config/dev.config.ts";
+import { createDevRoundHandler } from "./handlers/dev-round.handler.ts";
 
 /** Implements approved tasks on a branch with the dev agent, commits and pushes. */
 export const devService = defineService({
   name: "dev",
   queues: [QUEUE.dev],
+  configSchema: DEV_CONFIG_SCHEMA,
   defaultConcurrency: 2,
-  async create() {
-    return { handlers: { [QUEUE.dev]: notImplemented("dev", "running the dev agent") } };
+  async create(ctx) {
+    const config = loadDevConfig(ctx.env);
+    const logger = ctx.logger.child({ component: "dev" });
+    const opencode = agentOpencodeClient(config.opencode, logger);
+    ctx.shutdown.register("connections", "opencode client", () => opencode.close());
+    // Its own subdirectory: the reviewer may share WORKSPACE_DIR and keeps its own clones.
+    const git = createTaskGit(config.git, join(config.git.workspaceDir, "dev"), logger);
+    const handler = createDevRoundHandler({
+      repos: ctx.repos,
+      transition: (taskId, event, options) => ctx.transition(taskId, event, options),
+      opencode,
+      git,
+      idleTimeoutMs: config.dev.idleTimeoutMs,
+      hardTimeoutMs: config.dev.hardTimeoutMs,
+      statusPollMs: config.dev.statusPollMs,
+    });
+    return {
+      handlers: { [QUEUE.dev]: handler },
+      checks: {
+        opencode: async () => {
+          await opencode.checkServer();
+        },
+      },
+    };
   },
 });

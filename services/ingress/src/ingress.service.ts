@@ -2,6 +2,8 @@ import { QUEUE, QUEUE_NAMES } from "@ratatoskr/contracts";
 import { defineService, notImplemented } from "@ratatoskr/service-host";
 import { BULL_BOARD_CONFIG_SCHEMA, loadBullBoardConfig } from "./bull-board/bull-board.config.ts";
 import { registerBullBoard } from "./bull-board/bull-board.plugin.ts";
+import { GITEA_INGRESS_CONFIG_SCHEMA, loadGiteaIngressConfig } from "./gitea/config/gitea.config.ts";
+import { giteaFrontDoor } from "./gitea/gitea-wiring.ts";
 import { loadTelegramConfig, TELEGRAM_CONFIG_SCHEMA } from "./telegram/config/telegram.config.ts";
 import { telegramFrontDoor } from "./telegram/telegram-wiring.ts";
 
@@ -9,7 +11,7 @@ import { telegramFrontDoor } from "./telegram/telegram-wiring.ts";
 export const ingressService = defineService({
   name: "ingress",
   queues: [QUEUE.intake],
-  configSchema: { ...TELEGRAM_CONFIG_SCHEMA, ...BULL_BOARD_CONFIG_SCHEMA },
+  configSchema: { ...TELEGRAM_CONFIG_SCHEMA, ...GITEA_INGRESS_CONFIG_SCHEMA, ...BULL_BOARD_CONFIG_SCHEMA },
   defaultConcurrency: 4,
   async create(ctx) {
     const board = loadBullBoardConfig(ctx.env);
@@ -18,15 +20,34 @@ export const ingressService = defineService({
     // Without a token ingress still serves Gitea and Bull Board (demo mode, tests).
     if (!telegram.enabled) ctx.logger.warn("TELEGRAM_BOT_TOKEN not set: the Telegram front door is off");
     const frontDoor = telegram.enabled ? telegramFrontDoor(ctx, telegram) : undefined;
+    const giteaConfig = loadGiteaIngressConfig(ctx.env);
+    if (!giteaConfig.enabled)
+      ctx.logger.warn("GITEA_URL or GITEA_WEBHOOK_SECRET not set: the Gitea front door is off");
+    const gitea = giteaConfig.enabled
+      ? giteaFrontDoor(ctx, giteaConfig, {
+          maxRounds: telegram.limits.maxRounds,
+          opencodePassword: giteaConfig.opencodePassword,
+        })
+      : undefined;
     return {
-      handlers: { [QUEUE.intake]: notImplemented("ingress", "routing Gitea commands") },
+      handlers: {
+        [QUEUE.intake]:
+          gitea?.intake ?? notImplemented("ingress", "routing Gitea commands without GITEA_URL"),
+      },
       routes: async (app) => {
         await frontDoor?.routes(app);
+        await gitea?.routes(app);
         if (!board.enabled) return;
         await registerBullBoard(app, { ...board, queues: QUEUE_NAMES.map((q) => ctx.queues.queues[q]) });
       },
-      start: async () => frontDoor?.start(),
-      stop: async () => frontDoor?.stop(),
+      start: async () => {
+        await frontDoor?.start();
+        await gitea?.start();
+      },
+      stop: async () => {
+        await gitea?.stop();
+        await frontDoor?.stop();
+      },
     };
   },
 });

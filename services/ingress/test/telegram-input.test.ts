@@ -38,12 +38,41 @@ describe("toTelegramInput", () => {
     });
   });
 
-  it("keeps the sender of messages it does not act on, for the allowlist", () => {
+  it("keeps the sender of media without text, for the allowlist and the 'text only' answer", () => {
     const photo = { update_id: 9, message: { message_id: 1, chat: { id: 5 }, from: { id: 6 } } };
     expect(toTelegramInput(photo)).toEqual({
       ok: true,
-      input: { kind: "other", updateId: 9, chatId: 5, userId: 6 },
+      input: { kind: "media", updateId: 9, chatId: 5, userId: 6, messageId: 1 },
     });
+  });
+
+  it("takes a caption as the text", () => {
+    const photo = { update_id: 9, message: { message_id: 1, chat: { id: 5 }, caption: "see this", photo: [] } };
+    expect(toTelegramInput(photo)).toMatchObject({ ok: true, input: { kind: "message", text: "see this" } });
+  });
+
+  it("reads an edit as nothing to act on", () => {
+    const edit = { update_id: 9, edited_message: { message_id: 1, chat: { id: -5 }, from: { id: 6 }, text: "x" } };
+    expect(toTelegramInput(edit)).toEqual({ ok: true, input: { kind: "other", updateId: 9, chatId: -5, userId: 6 } });
+  });
+
+  it("strips U+0000 from every text at the edge", () => {
+    const update = { update_id: 9, message: { message_id: 1, chat: { id: 5 }, text: "a\u0000b\u0000" } };
+    expect(toTelegramInput(update)).toMatchObject({ ok: true, input: { text: "ab" } });
+    const press = {
+      update_id: 10,
+      callback_query: { id: "q\u0000", from: { id: 1 }, data: "approve:1\u0000" },
+    };
+    expect(toTelegramInput(press)).toMatchObject({ ok: true, input: { callbackQueryId: "q", data: "approve:1" } });
+  });
+
+  it.each([
+    ["chat id", { update_id: 1, message: { message_id: 1, chat: { id: 2 ** 60 }, text: "x" } }],
+    ["user id", { update_id: 1, message: { message_id: 1, chat: { id: 1 }, from: { id: -(2 ** 54) }, text: "x" } }],
+    ["message id", { update_id: 1, message: { message_id: 1.5, chat: { id: 1 }, text: "x" } }],
+    ["update id", { update_id: 2 ** 53 }],
+  ])("refuses a %s out of range as malformed", (_what, update) => {
+    expect(toTelegramInput(update)).toMatchObject({ ok: false });
   });
 
   it("names what is wrong with a malformed update", () => {

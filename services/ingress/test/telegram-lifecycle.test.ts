@@ -68,10 +68,12 @@ describe("webhook mode", () => {
     expect(await h.tasks(CHAT)).toEqual([]);
   });
 
-  it("handles an update with the right secret before answering 200", async () => {
+  it("stores an update with the right secret, answers 200, and handles it right after", async () => {
     const response = await post(startUpdate(4, CHAT), SECRET);
     expect(response.statusCode).toBe(200);
-    // No waiting: the answer goes out only after the update is stored.
+    // The answer goes out once the update is stored; handling follows.
+    expect(await h.prisma.telegramUpdate.count({ where: { updateId: 4 } })).toBe(1);
+    await h.inboxDrained();
     const task = await h.onlyTask(CHAT);
     expect((await h.notifications(CHAT, "bot.greeting")).map((n) => n.params)).toEqual([{ taskId: task.id }]);
   });

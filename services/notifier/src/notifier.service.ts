@@ -7,6 +7,8 @@ import { telegramChannel } from "./channels/telegram.channel.ts";
 import { loadNotifierConfig, NOTIFIER_CONFIG_SCHEMA, type NotifierConfig } from "./config/notifier.config.ts";
 import { ChatLocks } from "./delivery/chat-lock.ts";
 import { createSendPacer } from "./delivery/send-pacer.ts";
+import { GITEA_STATUS_CONFIG_SCHEMA } from "./gitea/gitea-status.config.ts";
+import { giteaStatusWiring } from "./gitea/gitea-status.wiring.ts";
 import { createNotifyHandler } from "./handlers/notify.handler.ts";
 import { startStaleSendingSweeper } from "./maintenance/stale-sending.sweeper.ts";
 import { startUnqueuedPendingSweeper } from "./maintenance/unqueued-pending.sweeper.ts";
@@ -37,12 +39,13 @@ export function createNotifierService(options: NotifierServiceOptions = {}) {
   return defineService({
     name: "notifier",
     queues: [QUEUE.notify],
-    configSchema: NOTIFIER_CONFIG_SCHEMA,
+    configSchema: { ...NOTIFIER_CONFIG_SCHEMA, ...GITEA_STATUS_CONFIG_SCHEMA },
     defaultConcurrency: 8,
     async create(ctx) {
       const config = loadNotifierConfig(ctx.env);
       const logger = ctx.logger.child({ component: "notifier" });
       const prefix = ctx.config.queue.prefix;
+      const gitea = giteaStatusWiring(ctx, logger);
       const handler = createNotifyHandler({
         notifications: ctx.repos.notifications,
         tasks: ctx.repos.tasks,
@@ -51,6 +54,7 @@ export function createNotifierService(options: NotifierServiceOptions = {}) {
         pacer: createSendPacer({ redis: ctx.redis, prefix, ...config.pacing }),
         chatLocks: new ChatLocks({ redis: ctx.redis, prefix, ttlMs: CHAT_LEASE_TTL_MS }),
         busyChatRetryMs: config.pacing.chatIntervalMs / 2,
+        giteaStatus: gitea.handler,
       });
       const stops: Array<() => Promise<void>> = [];
       return {
@@ -58,8 +62,14 @@ export function createNotifierService(options: NotifierServiceOptions = {}) {
         start: async () => {
           const { afterMs, unqueuedAfterMs, sweepIntervalMs } = config.staleSending;
           const notifications = ctx.repos.notifications;
+          stops.push(...gitea.start());
           stops.push(
-            startStaleSendingSweeper({ notifications, logger, olderThanMs: afterMs, intervalMs: sweepIntervalMs }),
+            startStaleSendingSweeper({
+              notifications,
+              logger,
+              olderThanMs: afterMs,
+              intervalMs: sweepIntervalMs,
+            }),
             startUnqueuedPendingSweeper({
               notifications,
               enqueue: (request) => ctx.queues.enqueue(request),

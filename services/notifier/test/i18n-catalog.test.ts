@@ -17,6 +17,7 @@ const SAMPLES: { [K in TemplateId]: TemplateParams[K] } = {
   "bot.unknown-command": { command: "/frobnicate" },
   "bot.task-number-needed": { command: "status", given: "abc" },
   "bot.not-allowed": {},
+  "bot.text-only": {},
   "bot.versions": {
     services: [
       { name: "ingress", version: "1.4.2" },

@@ -157,14 +157,14 @@ describe("notifier: at most once", () => {
     expect(h.sendRequests(chatId)).toHaveLength(0);
   });
 
-  it("fails a Gitea status job plainly: not implemented yet", async () => {
+  it("fails a Gitea status job plainly when Gitea is not configured", async () => {
     const jobId = "gitea-status-1";
     await h.host.context.queues.enqueue(
       jobRequest(QUEUE.notify, { v: 1, kind: "gitea-status", taskId: 1 }, jobId),
     );
     const job = await h.finished(jobId);
     expect(await job.getState()).toBe("failed");
-    expect(job.failedReason).toMatch(/gitea status comments are not implemented yet/);
+    expect(job.failedReason).toMatch(/GITEA_URL and GITEA_TOKEN are not set/);
     expect(job.attemptsMade).toBe(1);
   });
 });

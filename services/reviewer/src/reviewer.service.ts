@@ -1,12 +1,40 @@
+import { join } from "node:path";
 import { QUEUE } from "@ratatoskr/contracts";
-import { defineService, notImplemented } from "@ratatoskr/service-host";
+import { agentOpencodeClient, createTaskGit } from "@ratatoskr/pipeline";
+import { defineService } from "@ratatoskr/service-host";
+import { loadReviewerConfig, REVIEWER_CONFIG_SCHEMA } from "./config/reviewer.config.ts";
+import { createReviewHandler } from "./handlers/review.handler.ts";
 
 /** Reviews a task branch's diff with the reviewer agent. */
 export const reviewerService = defineService({
   name: "reviewer",
   queues: [QUEUE.review],
+  configSchema: REVIEWER_CONFIG_SCHEMA,
   defaultConcurrency: 2,
-  async create() {
-    return { handlers: { [QUEUE.review]: notImplemented("reviewer", "running the reviewer agent") } };
+  async create(ctx) {
+    const config = loadReviewerConfig(ctx.env);
+    const logger = ctx.logger.child({ component: "reviewer" });
+    const opencode = agentOpencodeClient(config.opencode, logger);
+    ctx.shutdown.register("connections", "opencode client", () => opencode.close());
+    // Its own clones, never the dev's working trees: a review reads what was pushed.
+    const git = createTaskGit(config.git, join(config.git.workspaceDir, "review"), logger);
+    const handler = createReviewHandler({
+      repos: ctx.repos,
+      transition: (taskId, event, options) => ctx.transition(taskId, event, options),
+      opencode,
+      git,
+      idleTimeoutMs: config.reviewer.idleTimeoutMs,
+      hardTimeoutMs: config.reviewer.hardTimeoutMs,
+      maxDiffChars: config.reviewer.maxDiffChars,
+      statusPollMs: config.reviewer.statusPollMs,
+    });
+    return {
+      handlers: { [QUEUE.review]: handler },
+      checks: {
+        opencode: async () => {
+          await opencode.checkServer();
+        },
+      },
+    };
   },
 });

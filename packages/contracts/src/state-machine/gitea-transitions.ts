@@ -38,15 +38,26 @@ function firstJob(task: TaskSnapshot): AnyJobRequest {
       return jobRequest(QUEUE.dev, { v: 1, taskId: task.id, kind: "implement", round: 1 }, jobId("dev"));
     case "fix":
       return jobRequest(QUEUE.dev, { v: 1, taskId: task.id, kind: "fix", round: 1 }, jobId("dev"));
+    case "status":
+    case "cancel":
+      throw new Error(`gitea task ${task.id}: /agent ${command.kind} is answered by intake, never started`);
   }
+}
+
+/** `/agent status` and `/agent cancel`: answered at once, never queued (G7). */
+function isControl(task: TaskSnapshot): boolean {
+  return task.command?.kind === "status" || task.command?.kind === "cancel";
 }
 
 export function giteaTransition(task: TaskSnapshot, event: GiteaEvent): TransitionResult {
   const status = task.status as GiteaStatus;
   switch (event.type) {
     case "command.authorized":
-      if (status !== "received") return refuse(task, event.type, "illegal");
+      if (status !== "received" || isControl(task)) return refuse(task, event.type, "illegal");
       return ok(task, "queued", [dispatchNext(task)]);
+    case "command.answered":
+      if (status !== "received" || !isControl(task)) return refuse(task, event.type, "illegal");
+      return ok(task, "succeeded", []);
     case "command.rejected":
       if (status !== "received") return refuse(task, event.type, "illegal");
       return ok(task, "rejected", []);

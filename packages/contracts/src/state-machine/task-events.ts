@@ -1,4 +1,5 @@
 import type { BudgetStep } from "../budget.ts";
+import type { ReviewFinding } from "../review-verdict.ts";
 
 /** What one analysis consumed: turns it saw, and whether it was a forced draft (`/skip`). */
 export interface AnalysisOutcome {
@@ -45,11 +46,20 @@ export type TelegramEvent =
   /** `/continue N`: resume the saved dev session of a timed-out or failed task. */
   | { type: "user.continued" }
   | { type: "dev.started" }
-  /** The dev agent finished a round and its work is committed and pushed. */
-  | { type: "dev.finished" }
-  | { type: "review.passed" }
-  | { type: "review.rejected"; findings: number }
+  /**
+   * The dev agent finished a round and its work is committed and pushed. `commit`: the pushed
+   * head (`abc1234`, or `owner/a@abc1234, owner/b@def5678` with several repositories).
+   */
+  | { type: "dev.finished"; commit: string }
+  /** The review passed: the task branch and its pushed head (short shas, one per repository). */
+  | { type: "review.passed"; branch: string; commit: string }
+  /**
+   * The review asked for changes. The findings are stored with the event (`task_events`), so
+   * the next dev round reads them from there; the person is told how many there are.
+   */
+  | { type: "review.rejected"; findings: ReviewFinding[] }
   | { type: "run.failed"; reason: string }
+  /** A dev run hit its idle or hard timeout; what it did is pushed and its session is kept. */
   | { type: "run.timed_out" }
   | BudgetEvent;
 
@@ -70,6 +80,8 @@ export type GiteaEvent =
   | { type: "command.succeeded" }
   | { type: "command.failed"; reason: string }
   | { type: "command.cancelled" }
+  /** A control command (`status`, `cancel`) was carried out at once: it never queues. */
+  | { type: "command.answered" }
   /** A restart found the command running: it is failed, never replayed (G6). */
   | { type: "command.interrupted" };
 

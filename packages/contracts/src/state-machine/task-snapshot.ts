@@ -1,7 +1,11 @@
 import type { BudgetStep } from "../budget.ts";
 import type { TaskSource, TaskStatus } from "./task-status.ts";
 
-export type GiteaCommandKind = "plan" | "discuss" | "iterate" | "implement" | "fix";
+/**
+ * `status` and `cancel` (G7) are answered by intake at once and never hold a place in the
+ * issue/PR's queue; the others run agents in order.
+ */
+export type GiteaCommandKind = "plan" | "discuss" | "iterate" | "implement" | "fix" | "status" | "cancel";
 
 /** The part of a task the state machine needs. `packages/db` maps rows to and from it. */
 export interface TaskSnapshot {

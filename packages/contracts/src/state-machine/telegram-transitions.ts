@@ -1,6 +1,7 @@
 import { jobRequest, type AnyJobRequest } from "../jobs/job-catalog.ts";
 import { followUpJobId } from "../jobs/job-id.ts";
 import { QUEUE } from "../queues.ts";
+import { formatFinding, isBlockingFinding } from "../review-verdict.ts";
 import { budgetTransition } from "./budget-transitions.ts";
 import type { TaskEffect } from "./task-effects.ts";
 import type { AnalysisOutcome, TelegramEvent } from "./task-events.ts";
@@ -168,21 +169,25 @@ export function telegramTransition(task: TaskSnapshot, event: TelegramEvent): Tr
 
     case "review.passed":
       if (status !== "running") return refuse(task, event.type, "illegal");
-      return ok(task, { status: "success" }, [notify("task.success", { taskId: task.id, round: task.round })]);
+      return ok(task, { status: "success" }, [
+        notify("task.success", { taskId: task.id, round: task.round, branch: event.branch, commit: event.commit }),
+      ]);
 
-    case "review.rejected":
+    case "review.rejected": {
       if (status !== "running") return refuse(task, event.type, "illegal");
+      const remaining = event.findings.filter(isBlockingFinding);
       if (task.round >= task.maxRounds) {
-        const reason = `review still failing after ${task.round} rounds (${event.findings} findings)`;
+        const reason = `review still failing after ${task.round} rounds (${remaining.length} findings)`;
         return ok(task, { status: "failed" }, [
           postmortemJob(task, "failed"),
-          notify("task.failed", { taskId: task.id, reason }),
+          notify("task.failed", { taskId: task.id, reason, findings: remaining.map(formatFinding).join("\n") }),
         ]);
       }
       return ok(task, { round: task.round + 1 }, [
         devJob(task, "revise", task.round + 1),
-        notify("task.review-to-dev", { taskId: task.id, round: task.round, findings: event.findings }),
+        notify("task.review-to-dev", { taskId: task.id, round: task.round, findings: remaining.length }),
       ]);
+    }
 
     case "run.failed":
       if (status !== "approved" && status !== "running") return refuse(task, event.type, "illegal");

@@ -6,7 +6,7 @@ export interface AgentTraceRecord {
   agent: string;
   prompt: string;
   output?: string | null;
-  /** completed | failed | timeout | cancelled | interrupted */
+  /** running | completed | failed | timeout | cancelled | interrupted */
   outcome: string;
   sessionId?: string | null;
   serverUrl?: string | null;
@@ -26,6 +26,17 @@ export interface TracesSummary {
   tokens: number;
   /** USD. */
   costUsd: number;
+}
+
+/** A run whose session exists and whose answer is still to come. */
+export interface StartedRun {
+  agent: string;
+  round?: number | null;
+  prompt: string;
+  sessionId: string;
+  serverUrl: string;
+  model?: string | null;
+  startedAt: Date;
 }
 
 /** Agent runs of a task (P5), oldest first. */
@@ -56,6 +67,51 @@ export class AgentTraceRepository {
         endedAt: trace.endedAt ?? null,
       },
     });
+  }
+
+  /**
+   * Opens the trace of a run that just got its session (outcome `running`, no end yet), so the
+   * session is on record while the run is live; {@link finish} completes the same row.
+   */
+  start(taskId: number, run: StartedRun): Promise<AgentTrace> {
+    return this.record(taskId, { ...run, outcome: "running", endedAt: null }, run.round ?? null);
+  }
+
+  /** Completes a trace opened by {@link start} with what the run reported. */
+  finish(id: number, trace: AgentTraceRecord): Promise<AgentTrace> {
+    const tokens = trace.tokens ?? {};
+    return this.db.agentTrace.update({
+      where: { id },
+      data: {
+        prompt: trace.prompt,
+        output: trace.output ?? null,
+        outcome: trace.outcome,
+        sessionId: trace.sessionId ?? undefined,
+        serverUrl: trace.serverUrl ?? undefined,
+        model: trace.model ?? null,
+        tokensInput: tokens.input ?? 0,
+        tokensOutput: tokens.output ?? 0,
+        tokensReasoning: tokens.reasoning ?? 0,
+        tokensCacheRead: tokens.cacheRead ?? 0,
+        tokensCacheWrite: tokens.cacheWrite ?? 0,
+        cost: trace.cost ?? 0,
+        error: trace.error ?? null,
+        endedAt: trace.endedAt ?? new Date(),
+      },
+    });
+  }
+
+  /** Runs of one agent that started and never finished (their process died mid-run), newest first. */
+  listUnfinished(taskId: number, agent: string): Promise<AgentTrace[]> {
+    return this.db.agentTrace.findMany({
+      where: { taskId, agent, endedAt: null },
+      orderBy: [{ startedAt: "desc" }, { id: "desc" }],
+    });
+  }
+
+  /** Marks a run whose process died as interrupted (its session was interrupted by the retry). */
+  markInterrupted(id: number, error: string): Promise<AgentTrace> {
+    return this.db.agentTrace.update({ where: { id }, data: { outcome: "interrupted", error, endedAt: new Date() } });
   }
 
   list(taskId: number): Promise<AgentTrace[]> {

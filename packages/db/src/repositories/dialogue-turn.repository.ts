@@ -6,6 +6,20 @@ export interface NewDialogueTurn {
   role: "user" | "assistant";
   text: string;
   telegramMessageId?: number | bigint | null;
+  /** Unique: a second turn with the same key is refused (see `isDuplicateTurn`). */
+  messageKey?: string | null;
+}
+
+/** The key of a Telegram message as a dialogue turn: the same message is one turn, however often it comes. */
+export function telegramMessageKey(chatId: number, messageId: number): string {
+  return `telegram:${chatId}:${messageId}`;
+}
+
+/** True for the error of adding a turn whose message key is already stored. */
+export function isDuplicateTurn(err: unknown): boolean {
+  if (typeof err !== "object" || err === null) return false;
+  const { code, meta } = err as { code?: unknown; meta?: unknown };
+  return code === "P2002" && JSON.stringify(meta ?? {}).includes("message_key");
 }
 
 /** The Telegram dialogue of a task, in arrival order. */
@@ -19,6 +33,7 @@ export class DialogueTurnRepository {
         role: turn.role,
         text: turn.text,
         telegramMessageId: turn.telegramMessageId ?? null,
+        messageKey: turn.messageKey ?? null,
       },
     });
   }

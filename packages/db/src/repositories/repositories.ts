@@ -11,6 +11,7 @@ import { GiteaSweepCursorRepository } from "./gitea-sweep-cursor.repository.ts";
 import { NotificationRepository } from "./notification.repository.ts";
 import { TaskEventRepository } from "./task-event.repository.ts";
 import { TaskRepository } from "./task.repository.ts";
+import { TelegramUpdateRepository } from "./telegram-update.repository.ts";
 import { WebhookDeliveryRepository } from "./webhook-delivery.repository.ts";
 
 export interface Repositories {
@@ -21,6 +22,7 @@ export interface Repositories {
   deliveries: WebhookDeliveryRepository;
   notifications: NotificationRepository;
   sweepCursors: GiteaSweepCursorRepository;
+  telegramUpdates: TelegramUpdateRepository;
   /** applyTransition bound to this client. */
   applyTransition(
     taskId: number,
@@ -39,6 +41,7 @@ export function createRepositories(prisma: PrismaClient): Repositories {
     deliveries: new WebhookDeliveryRepository(prisma),
     notifications: new NotificationRepository(prisma),
     sweepCursors: new GiteaSweepCursorRepository(prisma),
+    telegramUpdates: new TelegramUpdateRepository(prisma),
     applyTransition: (taskId, event, options) => applyTransition(prisma, taskId, event, options),
   };
 }

@@ -18,6 +18,7 @@ const PATCH_COLUMNS: Record<keyof TaskPatch, string> = {
   agentServerUrl: "agent_server_url = $::text",
   failureReason: "failure_reason = $::text",
   statusCommentId: "status_comment_id = $::bigint",
+  resultText: "result_text = $::text",
   locale: "locale = $::text",
   finishedAt: "finished_at = $::timestamp",
 };

@@ -15,6 +15,7 @@ export type TaskPatch = Partial<
     | "agentServerUrl"
     | "failureReason"
     | "statusCommentId"
+    | "resultText"
     | "locale"
     | "finishedAt"
   >

@@ -63,6 +63,11 @@ export class OpencodeApi {
     return (await this.call(sessionInfoSchema, "POST", "/api/session", body, signal)).data;
   }
 
+  /** The session's info; OpencodeHttpError 404 when this server does not hold it. */
+  async session(sessionId: string, signal?: AbortSignal) {
+    return (await this.call(sessionInfoSchema, "GET", `/api/session/${enc(sessionId)}`, undefined, signal)).data;
+  }
+
   async prompt(sessionId: string, text: string, signal?: AbortSignal) {
     return (await this.call(admittedSchema, "POST", `/api/session/${enc(sessionId)}/prompt`, { prompt: { text } }, signal)).data;
   }

@@ -14,18 +14,25 @@ export class ActivePoller {
   private inflight: { startedAt: number; promise: Promise<ActiveSnapshot> } | undefined;
 
   constructor(
-    private readonly fetchActive: () => Promise<Set<string>>,
+    private readonly fetchActive: (signal?: AbortSignal) => Promise<Set<string>>,
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** A snapshot whose request started strictly after `after` (epoch ms). */
-  async snapshotAfter(after: number): Promise<ActiveSnapshot> {
+  /**
+   * A snapshot whose request started strictly after `after` (epoch ms). `signal` ends this
+   * caller's wait (the shared request goes on for the others).
+   */
+  async snapshotAfter(after: number, signal?: AbortSignal): Promise<ActiveSnapshot> {
+    return signal ? abortable(this.shared(after), signal) : this.shared(after);
+  }
+
+  private async shared(after: number): Promise<ActiveSnapshot> {
     if (this.latest && this.latest.startedAt > after) return this.latest;
     if (this.inflight && this.inflight.startedAt > after) return this.inflight.promise;
     if (this.inflight) {
       // Too old for this caller: wait for it to finish, then issue a fresh one (shared again).
       await this.inflight.promise.catch(() => undefined);
-      return this.snapshotAfter(after);
+      return this.shared(after);
     }
     let startedAt = this.now();
     if (startedAt <= after) startedAt = after + 1; // clocks with ms granularity
@@ -36,6 +43,7 @@ export class ActivePoller {
         return snap;
       },
     );
+    promise.catch(() => undefined); // every waiter may have left: a failure must not go unhandled
     this.inflight = { startedAt, promise };
     try {
       return await promise;
@@ -43,4 +51,15 @@ export class ActivePoller {
       if (this.inflight?.promise === promise) this.inflight = undefined;
     }
   }
+}
+
+/** `promise`, or a rejection with the signal's reason as soon as it aborts (the promise runs on). */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  promise.catch(() => undefined); // once the caller has left, a later failure is nobody's to see
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }

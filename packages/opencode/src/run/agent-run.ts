@@ -10,6 +10,11 @@ import { addUsage, answeringModel, emptyUsage, messageError, textOf } from "./tu
 import { watchTurn, type TurnResult } from "./turn-watcher.ts";
 import { extractVerdict, repairPrompt } from "./verdict-extract.ts";
 import type { LocationWarmup } from "./location-warmup.ts";
+import type { PromptGate } from "../pool/prompt-gate.ts";
+import { RunStoppedError } from "../errors/run-stopped.error.ts";
+import { PromptQueueTimeoutError } from "../errors/prompt-queue-timeout.error.ts";
+import { describeInterrupt, interruptWithin } from "./interrupt.ts";
+import { prepareResume } from "./session-resume.ts";
 
 export interface OpencodeLogger {
   warn(data: Record<string, unknown>, message: string): void;
@@ -21,7 +26,11 @@ export interface AgentRunDeps {
   activePoller: ActivePoller;
   events: EventHub;
   warmup: LocationWarmup;
+  /** The server's cap on concurrent runs; the run holds a slot from start to end. */
+  gate?: PromptGate;
   logger: OpencodeLogger | undefined;
+  /** Told the session id as soon as it is known (pool affinity). */
+  rememberSession?: (sessionId: string) => void;
   resolveModel: (requested: RunAgentOptions["model"]) => Promise<ModelRef | undefined>;
   now?: () => number;
 }
@@ -44,6 +53,9 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
   let error: Error | undefined;
   let timeoutKind: "idle" | "hard" | undefined;
   let repaired = false;
+  let resumed = false;
+  /** Why a timeout or cancel happened (the interrupt's outcome is added at the end). */
+  let stopReason: string | undefined;
   const warn = (message: string, data: Record<string, unknown> = {}) => {
     warnings.push(message);
     deps.logger?.warn({ sessionId, agent: o.agent, serverUrl, ...data }, message);
@@ -81,14 +93,23 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
   };
 
   // The event stream opens now, so it is usually live before the prompt (else the turn must resync).
-  const releaseEvents = deps.events.hold();
+  let releaseEvents = () => {};
+  let releaseSlot = () => {};
   try {
+    if (deps.gate) releaseSlot = await deps.gate.acquire(o.signal, hardDeadline);
+    releaseEvents = deps.events.hold();
     expected = await deps.resolveModel(o.model);
     const knownModels = await deps.warmup.ready(o.directory, o.signal, hardDeadline);
+    if (sessionId) {
+      resumed = await prepareResume({ api: deps.api, activePoller: deps.activePoller, now }, sessionId, o.signal, (m) => warn(m));
+      if (!resumed) sessionId = undefined;
+    }
     if (!sessionId) {
       const session = await deps.api.createSession({ agent: o.agent, directory: o.directory, ...(expected ? { model: expected } : {}) }, o.signal);
       sessionId = session.id;
     }
+    deps.rememberSession?.(sessionId);
+    await o.onSession?.({ sessionId, serverUrl });
     await deps.events.whenLive(250);
     let turn = await runTurn(o.prompt);
     let settled = settle(turn, knownModels);
@@ -110,16 +131,29 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
   } catch (err) {
     if (o.signal?.aborted) {
       outcome = "cancelled";
-      error = new Error(`run cancelled by the caller${sessionId ? ` (session ${sessionId} interrupted)` : ""}`);
+      stopReason = "run cancelled by the caller";
+    } else if (err instanceof PromptQueueTimeoutError) {
+      outcome = "timeout";
+      timeoutKind = "hard";
+      stopReason = `hard timeout of ${o.hardTimeoutMs} ms reached before the run started: ${err.message}`;
     } else {
       outcome = "failed";
       error = err instanceof Error ? err : new Error(String(err));
     }
   } finally {
     releaseEvents();
+    releaseSlot();
   }
 
-  if ((outcome === "timeout" || outcome === "cancelled") && sessionId) await interruptQuietly(deps, sessionId, warn);
+  if (outcome === "timeout" || outcome === "cancelled") {
+    const reason = outcome === "cancelled" ? "cancelled" : (timeoutKind ?? "hard");
+    const text = stopReason ?? "run stopped";
+    if (sessionId) {
+      const interrupted = await interruptWithin(deps.api, sessionId);
+      if (!interrupted.ok) warn(`could not interrupt session ${sessionId}: ${interrupted.error.message}`);
+      error = new RunStoppedError(reason, sessionId, interrupted.ok, `${text}; ${describeInterrupt(sessionId, interrupted)}`);
+    } else error = new RunStoppedError(reason, undefined, false, text);
+  }
   if (expected && actual && !sameModel(expected, actual)) {
     warn(`model mismatch: session ${sessionId} was answered by ${formatModelRef(actual)}, pinned ${formatModelRef(expected)}`, {
       expected: formatModelRef(expected),
@@ -139,6 +173,7 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
     actualModel: formatModelRef(actual),
     warnings,
     repaired,
+    resumed,
     trace: {
       sessionId,
       serverUrl,
@@ -161,16 +196,12 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
     switch (turn.kind) {
       case "cancelled":
         outcome = "cancelled";
-        error = new Error(`run cancelled by the caller (session ${id} interrupted)`);
+        stopReason = "run cancelled by the caller";
         return true;
       case "timeout":
         outcome = "timeout";
         timeoutKind = turn.which;
-        error = new Error(
-          turn.which === "idle"
-            ? `no progress for ${o.idleTimeoutMs} ms (idle timeout); session ${id} interrupted`
-            : `hard timeout of ${o.hardTimeoutMs} ms reached; session ${id} interrupted`,
-        );
+        stopReason = turn.which === "idle" ? `no progress for ${o.idleTimeoutMs} ms (idle timeout)` : `hard timeout of ${o.hardTimeoutMs} ms reached`;
         return true;
       case "silent": {
         const name = formatModelRef(expected);
@@ -185,12 +216,3 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
     }
   }
 }
-
-async function interruptQuietly(deps: AgentRunDeps, sessionId: string, warn: (m: string, d?: Record<string, unknown>) => void) {
-  try {
-    await deps.api.interrupt(sessionId);
-  } catch (err) {
-    warn(`could not interrupt session ${sessionId}: ${(err as Error).message}`);
-  }
-}
-

@@ -37,6 +37,7 @@ interface Subscriber {
 export class EventHub {
   private readonly subscribers = new Map<string, Set<Subscriber>>();
   private holders = 0;
+  private closed = false;
   private readonly liveWaiters = new Set<() => void>();
   private abort: AbortController | undefined;
   private buffer = "";
@@ -122,7 +123,17 @@ export class EventHub {
     };
   }
 
+  /** Drops the stream for good (client close): nothing reconnects afterwards. */
+  close(): void {
+    this.closed = true;
+    this.abort?.abort();
+    this.abort = undefined;
+    this.live = false;
+    this.liveSince = 0;
+  }
+
   private ensureConnected(): void {
+    if (this.closed) return;
     if (!this.abort) this.connect();
   }
 
@@ -149,7 +160,7 @@ export class EventHub {
         // Reconnect after a pause while someone still listens.
         this.abort = undefined;
         setTimeout(() => {
-          if (!this.abort && this.inUse()) this.connect();
+          if (!this.abort && this.inUse()) this.ensureConnected();
         }, 1_000).unref();
       });
   }

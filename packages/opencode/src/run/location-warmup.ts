@@ -1,4 +1,5 @@
 import type { OpencodeApi } from "../api/opencode-api.ts";
+import { abortable } from "./active-poller.ts";
 
 type KnownModel = { id: string; providerID: string };
 
@@ -27,6 +28,8 @@ export class LocationWarmup {
       // Not tied to one caller's signal: an aborted run must not fail the others sharing the wait.
       shared = this.poll(directory, Math.min(Date.now() + this.maxWaitMs, deadline)).finally(() => this.pending.delete(directory));
       this.pending.set(directory, shared);
+      // Callers may all have gone (aborted) when it fails: the failure is theirs to see, never unhandled.
+      shared.catch(() => undefined);
     }
     return signal ? abortable(shared, signal) : shared;
   }
@@ -44,13 +47,4 @@ export class LocationWarmup {
       delay = Math.min(delay * 2, 400);
     }
   }
-}
-
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }

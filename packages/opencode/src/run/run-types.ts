@@ -15,6 +15,7 @@ export interface TokenUsage {
 /** One agent run, shaped for a `traces` table row (plain data, no db types). */
 export interface TraceRecord {
   sessionId: string | undefined;
+  /** The opencode server that holds the session: pass it back as `serverUrl` to resume there. */
   serverUrl: string;
   agent: string;
   /** "provider/model" that answered, else the pinned one. */
@@ -46,8 +47,20 @@ export interface RunAgentOptions<T = unknown> {
   hardTimeoutMs: number;
   /** Aborting interrupts the run → outcome "cancelled". */
   signal?: AbortSignal;
-  /** Continue this existing session instead of creating one. */
+  /**
+   * Continue this existing session with `prompt` instead of creating one (a retried job resumes
+   * its session rather than starting a second one). A turn it is still running is interrupted
+   * first; a session no server holds any more is replaced by a new one (with a warning).
+   */
   sessionId?: string;
+  /** The server holding `sessionId` (from the trace), for a pool of servers; found when omitted. */
+  serverUrl?: string;
+  /**
+   * Called once the run's session exists (created or continued), before the prompt is sent, so
+   * the caller can store it while the run is live (attach, cancel, one session per task step).
+   * A throw fails the run before the prompt.
+   */
+  onSession?: (session: { sessionId: string; serverUrl: string }) => Promise<void> | void;
 }
 
 export interface AgentRunResult<T = unknown> {
@@ -69,5 +82,7 @@ export interface AgentRunResult<T = unknown> {
   warnings: string[];
   /** True when the repair prompt was needed. */
   repaired: boolean;
+  /** True when the run continued the caller's `sessionId` (false: a new session). */
+  resumed: boolean;
   trace: TraceRecord;
 }

@@ -10,35 +10,10 @@ import {
   type ConfigOf,
   type Env,
 } from "@ratatoskr/runtime";
-
-/** opencode's own default `serve` port, so a local setup works without configuration. */
-const DEFAULT_OPENCODE_URL = "http://127.0.0.1:4096";
+import { OPENCODE_CONFIG_SCHEMA } from "@ratatoskr/opencode";
 
 export const ANALYST_CONFIG_SCHEMA = {
-  opencode: {
-    url: envUrl("OPENCODE_URL", {
-      default: DEFAULT_OPENCODE_URL,
-      protocols: ["http", "https"],
-      description: "opencode serve the agents run in (its v2 API, version >= 1.18.18)",
-    }),
-    password: envString("OPENCODE_SERVER_PASSWORD", {
-      optional: true,
-      secret: true,
-      description:
-        "Basic-auth password of opencode serve (user opencode); set it whenever the server listens beyond loopback",
-    }),
-    model: envString("OPENCODE_MODEL", {
-      optional: true,
-      pattern: /^[^/\s]+\/\S+$/,
-      description:
-        "Model pinned on every agent session (provider/model); unset: the top-level model of OPENCODE_CONFIG_FILE",
-    }),
-    configFile: envString("OPENCODE_CONFIG_FILE", {
-      optional: true,
-      description:
-        "opencode config file (JSONC) whose top-level model is the pin when OPENCODE_MODEL is unset",
-    }),
-  },
+  opencode: OPENCODE_CONFIG_SCHEMA,
   analyst: {
     idleTimeoutMs: envDurationMs("ANALYST_IDLE_TIMEOUT_MS", {
       default: 120_000,

@@ -1,11 +1,12 @@
-import { timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
+
+const digest = (value: string): Buffer => createHash("sha256").update(value, "utf8").digest();
 
 /**
- * Compares a presented secret with the expected one in constant time. The length check comes
- * first because timingSafeEqual throws on different lengths; it only reveals the length.
+ * Compares a presented secret with the expected one in constant time. Both are reduced to
+ * fixed-length digests first, so neither the comparison's time nor an early length check tells
+ * anything about the expected secret, not even its length.
  */
 export function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return timingSafeEqual(digest(given), digest(expected));
 }

@@ -1,14 +1,16 @@
+import type { IncomingUpdate, InboxKey } from "@ratatoskr/db";
 import type { Logger } from "@ratatoskr/runtime";
 import type { FastifyInstance } from "fastify";
 import { commandMenu } from "./bot-commands.ts";
 import type { TelegramIntake } from "./config/telegram.config.ts";
 import { abortableSleep } from "./delivery/abortable-sleep.ts";
-import { ChatSequencer } from "./delivery/chat-sequencer.ts";
 import { TelegramPoller } from "./delivery/telegram-poller.ts";
-import { registerTelegramWebhook, type WebhookOutcome } from "./delivery/telegram-webhook.route.ts";
+import { registerTelegramWebhook } from "./delivery/telegram-webhook.route.ts";
+import { PoisonUpdateError } from "./delivery/update-failure.ts";
+import { UpdateInbox, type UpdateInboxOptions } from "./delivery/update-inbox.ts";
 import type { BotDeps } from "./handlers/bot-deps.ts";
 import { handleTelegramInput } from "./handlers/telegram-input.handler.ts";
-import { toTelegramInput } from "./parsing/telegram-input.ts";
+import { toTelegramInput, updateEnvelope } from "./parsing/telegram-input.ts";
 import type { BotApi } from "./telegram-bot-api.ts";
 
 export interface TelegramFrontDoorOptions {
@@ -20,6 +22,8 @@ export interface TelegramFrontDoorOptions {
   /** Pause before retrying a failed start-up call to Telegram (doubles up to 60 s). */
   setupRetryDelayMs?: number;
   pollTimeoutSec?: number;
+  /** Inbox timings (tests shorten them). */
+  inbox?: Pick<UpdateInboxOptions, "leaseMs" | "sweepIntervalMs" | "retryDelayMs" | "maxRetryDelayMs">;
 }
 
 export interface TelegramFrontDoor {
@@ -30,68 +34,52 @@ export interface TelegramFrontDoor {
 }
 
 const MAX_SETUP_RETRY_DELAY_MS = 60_000;
-/** Attempts for a polled update (webhook updates are redelivered by Telegram instead). */
-const POLLED_UPDATE_ATTEMPTS = 6;
-const UPDATE_RETRY_DELAY_MS = 500;
 
-/** The Telegram side of ingress: update intake (polling or webhook), per-chat order, handlers. */
+/** The Telegram side of ingress: update intake (polling or webhook) into the inbox, then handlers. */
 export function createTelegramFrontDoor(opts: TelegramFrontDoorOptions): TelegramFrontDoor {
   const log = opts.logger.child({ component: "telegram" });
-  const sequencer = new ChatSequencer();
   const stopping = new AbortController();
+  const store = opts.deps.repos.telegramUpdates;
   let username: string | undefined;
   let poller: TelegramPoller | undefined;
   let setup: Promise<void> | undefined;
   const deps: BotDeps = { ...opts.deps, logger: log, botUsername: () => username };
 
-  /**
-   * Queues one update behind its chat's earlier ones. The queueing happens synchronously, before
-   * the first await, so updates of one batch keep Telegram's order per chat.
-   */
-  function dispatch(body: unknown, attempts = 1): { outcome: WebhookOutcome; done: Promise<void> } {
-    const parsed = toTelegramInput(body);
-    if (!parsed.ok) {
-      log.warn({ error: parsed.error }, "malformed telegram update ignored");
-      return { outcome: "malformed", done: Promise.resolve() };
-    }
-    const { input } = parsed;
-    const key = input.chatId ?? `update-${input.updateId}`;
-    const done = sequencer
-      .run(key, () => handleWithRetries(() => handleTelegramInput(deps, input), attempts, input.updateId))
-      .catch((err: unknown) => {
-        log.error({ err, updateId: input.updateId, chatId: input.chatId }, "telegram update failed");
-        throw err;
-      });
-    return { outcome: "handled", done };
-  }
+  const inbox = new UpdateInbox({
+    store,
+    logger: log,
+    ...opts.inbox,
+    async handle(body) {
+      const parsed = toTelegramInput(body);
+      if (!parsed.ok) throw new PoisonUpdateError(parsed.error);
+      await handleTelegramInput(deps, parsed.input);
+    },
+  });
+
+  const inboxKey = (updateId: number, chatId: number | null): InboxKey =>
+    chatId === null ? { updateId } : { chatId };
 
   /**
-   * Retries inside the chat's slot, so the chat's later updates keep waiting behind it. A failure
-   * is almost always Postgres or Redis being away before anything was written.
+   * Stores the updates (one statement; ids seen before are skipped) and starts handling them.
+   * Throws when the database is away: nothing was taken, so nothing may be acknowledged.
    */
-  async function handleWithRetries(
-    handle: () => Promise<void>,
-    attempts: number,
-    updateId: number,
-  ): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await handle();
-      } catch (err) {
-        if (attempt >= attempts || stopping.signal.aborted) throw err;
-        const retryInMs = UPDATE_RETRY_DELAY_MS * 2 ** (attempt - 1);
-        log.warn({ err, updateId, attempt, retryInMs }, "telegram update failed; retrying");
-        await abortableSleep(retryInMs, stopping.signal);
-      }
+  async function take(bodies: readonly unknown[]): Promise<{ malformed: number }> {
+    const incoming: IncomingUpdate[] = [];
+    for (const body of bodies) {
+      const envelope = updateEnvelope(body);
+      if (!envelope.ok) continue;
+      incoming.push({ updateId: envelope.updateId, chatId: envelope.chatId, payload: JSON.stringify(body) });
     }
+    const fresh = await store.accept(incoming);
+    if (fresh < incoming.length) log.info({ repeated: incoming.length - fresh }, "telegram updates seen before skipped");
+    for (const update of incoming) inbox.kick(inboxKey(update.updateId, update.chatId));
+    return { malformed: bodies.length - incoming.length };
   }
 
-  /** Polling has no redelivery: a failed update is retried here before its batch is confirmed. */
+  /** Polling: the batch is confirmed (offset advanced) only once it is stored. */
   async function onBatch(updates: ReadonlyArray<{ update_id: number }>): Promise<void> {
-    const running = updates.map((update) =>
-      dispatch(update, POLLED_UPDATE_ATTEMPTS).done.catch(() => undefined),
-    );
-    await Promise.all(running);
+    const { malformed } = await take(updates);
+    if (malformed > 0) log.warn({ malformed }, "telegram updates without a usable update_id skipped");
   }
 
   async function connect(): Promise<void> {
@@ -133,15 +121,16 @@ export function createTelegramFrontDoor(opts: TelegramFrontDoorOptions): Telegra
       await registerTelegramWebhook(app, {
         path: opts.intake.path,
         secret: opts.intake.secret,
-        async onUpdate(body) {
+        logger: log,
+        async accept(body) {
           if (stopping.signal.aborted) return "closed";
-          const { outcome, done } = dispatch(body);
-          await done;
-          return outcome;
+          const { malformed } = await take([body]);
+          return malformed > 0 ? "malformed" : "accepted";
         },
       });
     },
     async start() {
+      inbox.start();
       try {
         await connect();
       } catch (err) {
@@ -152,7 +141,7 @@ export function createTelegramFrontDoor(opts: TelegramFrontDoorOptions): Telegra
       stopping.abort();
       await setup;
       await poller?.stop();
-      await sequencer.idle();
+      await inbox.stop();
       log.info("telegram intake stopped");
     },
   };

@@ -93,13 +93,23 @@ export class IngressHarness {
 
   /**
    * Every update pushed so far is handled: the poller confirms a batch (getUpdates with a higher
-   * offset) only after handling all of it. Update ids of a fresh fake count from 1.
+   * offset) once it is stored, and the inbox then has nothing pending. Update ids of a fresh fake
+   * count from 1.
    */
   async settled(): Promise<void> {
     const last = this.pushed;
     await vi.waitFor(() => {
       const confirmed = this.fake.requests("getUpdates").some((r) => Number(r.params.offset) > last);
-      if (!confirmed) throw new Error(`update ${last} not handled yet`);
+      if (!confirmed) throw new Error(`update ${last} not stored yet`);
+    }, WAIT);
+    await this.inboxDrained();
+  }
+
+  /** No stored update waits to be handled any more. */
+  async inboxDrained(): Promise<void> {
+    await vi.waitFor(async () => {
+      const pending = await this.host.context.repos.telegramUpdates.pendingCount();
+      if (pending > 0) throw new Error(`${pending} telegram updates still pending`);
     }, WAIT);
   }
 

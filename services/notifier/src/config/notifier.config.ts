@@ -42,8 +42,7 @@ export const NOTIFIER_CONFIG_SCHEMA = {
     }),
     chatIntervalMs: envDurationMs("NOTIFIER_CHAT_INTERVAL_MS", {
       default: 1_000,
-      description:
-        "Least time between two messages to one chat; whole seconds (the Redis rate limiter counts in seconds)",
+      description: "Least time between two messages to one chat (each part of a long text counts as one)",
     }),
   },
   staleSending: {

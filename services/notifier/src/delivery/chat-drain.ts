@@ -84,5 +84,8 @@ export async function drainChat(
         throw new ChatSendError(`notification ${notification.id} to chat ${chatId}: ${outcome.error}`);
       }
     }
+    // A short page was everything pending up to `upToId`: reading again would find nothing.
+    // (A message stored meanwhile has its own job, which drains it.)
+    if (page.length < PAGE) return target;
   }
 }

@@ -1,6 +1,6 @@
+import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Redis } from "@ratatoskr/runtime";
-import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 
 /** The slot is further away than a job should sit waiting (a 429 hold): come back later. */
 export class SlotDeferredError extends Error {
@@ -31,7 +31,6 @@ export interface SendPacerOptions {
   redis: Redis;
   prefix: string;
   globalPerSecond: number;
-  /** Whole seconds: rate-limiter-flexible's Redis store keeps windows in seconds. */
   chatIntervalMs: number;
 }
 
@@ -39,50 +38,82 @@ export interface SendPacerOptions {
 const IN_PLACE_SLACK_MS = 250;
 
 /**
- * Telegram's limits, about 30 messages a second overall and one a second per chat, kept with
- * rate-limiter-flexible's Redis store so every notifier replica shares the same counters.
+ * The overall window is a little longer than a second: a slot is taken a few ms before its
+ * send goes out, and sends that leave late must still never put more than the rate into any
+ * sliding second as Telegram sees them.
+ */
+const GLOBAL_WINDOW_MS = 1_050;
+
+/**
+ * One round trip per slot: the chat's hold, then a sliding-window log of the bot's sends
+ * (a sorted set of the last window's slots, scored by Redis' own clock so every replica agrees).
+ * Returns 0 when the slot is taken, the chat's wait in ms when the chat is held, or minus the
+ * overall wait (always short, at most a window) when the bot is at its rate.
+ * KEYS: global log, chat's next-allowed time. ARGV: limit, window ms, chat interval ms, member.
+ */
+const TAKE_SLOT = `
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local chatNext = tonumber(redis.call("GET", KEYS[2]) or "0")
+if chatNext > now then return chatNext - now end
+local window = tonumber(ARGV[2])
+redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - window)
+if redis.call("ZCARD", KEYS[1]) >= tonumber(ARGV[1]) then
+  local oldest = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
+  return -math.max(1, tonumber(oldest[2]) + window - now + 1)
+end
+redis.call("ZADD", KEYS[1], now, ARGV[4])
+redis.call("PEXPIRE", KEYS[1], window)
+local interval = tonumber(ARGV[3])
+redis.call("SET", KEYS[2], now + interval, "PX", interval)
+return 0`;
+
+/** The chat may not get anything for ARGV[1] ms from now (never shortens a longer hold). */
+const HOLD_CHAT = `
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local untilMs = now + tonumber(ARGV[1])
+local current = tonumber(redis.call("GET", KEYS[1]) or "0")
+if current >= untilMs then return 0 end
+redis.call("SET", KEYS[1], untilMs, "PX", tonumber(ARGV[1]))
+return 1`;
+
+/**
+ * Telegram's limits, about 30 messages a second overall and one a second per chat, kept in Redis
+ * so every notifier replica shares them: a true sliding window overall (no fixed-window bursts
+ * of twice the rate across a boundary) and a next-allowed time per chat.
  */
 export function createSendPacer(options: SendPacerOptions): SendPacer {
-  const { redis, prefix, chatIntervalMs } = options;
-  const global = new RateLimiterRedis({
-    storeClient: redis,
-    keyPrefix: `${prefix}:notifier:pace-global`,
-    points: options.globalPerSecond,
-    duration: 1,
-    rejectIfRedisNotReady: true,
-  });
-  const perChat = new RateLimiterRedis({
-    storeClient: redis,
-    keyPrefix: `${prefix}:notifier:pace-chat`,
-    points: 1,
-    duration: chatIntervalMs / 1_000,
-    rejectIfRedisNotReady: true,
-  });
+  const { redis, prefix, chatIntervalMs, globalPerSecond } = options;
+  const globalKey = `${prefix}:notifier:pace-global`;
+  const chatKey = (chatId: number) => `${prefix}:notifier:pace-chat:${chatId}`;
   const maxInPlaceMs = chatIntervalMs + IN_PLACE_SLACK_MS;
 
-  /** Consumes one point, waiting out short rejections. Redis errors propagate (transient). */
-  async function take(limiter: RateLimiterRedis, key: string, signal: AbortSignal): Promise<void> {
-    for (;;) {
-      try {
-        await limiter.consume(key);
-        return;
-      } catch (rejection) {
-        if (!(rejection instanceof RateLimiterRes)) throw rejection;
-        if (rejection.msBeforeNext > maxInPlaceMs) throw new SlotDeferredError(rejection.msBeforeNext);
-        await sleep(Math.max(1, rejection.msBeforeNext), undefined, { signal });
-      }
-    }
-  }
-
   async function holdChat(chatId: number, waitMs: number): Promise<void> {
-    await perChat.block(String(chatId), Math.max(1, Math.ceil(waitMs / 1_000)));
+    await redis.eval(HOLD_CHAT, 1, chatKey(chatId), String(Math.max(1, Math.ceil(waitMs))));
   }
 
   return {
     async takeSlot(chatId, signal) {
-      // Overall first: its waits are short, so the chat's slot is taken right before the send.
-      await take(global, "bot", signal);
-      await take(perChat, String(chatId), signal);
+      for (;;) {
+        signal.throwIfAborted();
+        const member = randomUUID();
+        const waitMs = Number(
+          await redis.eval(
+            TAKE_SLOT,
+            2,
+            globalKey,
+            chatKey(chatId),
+            String(globalPerSecond),
+            String(GLOBAL_WINDOW_MS),
+            String(chatIntervalMs),
+            member,
+          ),
+        );
+        if (waitMs === 0) return;
+        if (waitMs > maxInPlaceMs) throw new SlotDeferredError(waitMs);
+        await sleep(Math.abs(waitMs), undefined, { signal });
+      }
     },
     holdChat,
     async sent(chatId, parts) {

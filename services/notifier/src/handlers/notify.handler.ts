@@ -3,11 +3,14 @@ import { PermanentError, RetryLaterError, skipped } from "@ratatoskr/runtime";
 import type { ChatLocks } from "../delivery/chat-lock.ts";
 import { drainChat, type ChatDrainDeps } from "../delivery/chat-drain.ts";
 import type { DeliveryOutcome } from "../delivery/deliver-notification.ts";
+import type { GiteaStatusHandler } from "../gitea/gitea-status.handler.ts";
 
 export interface NotifyHandlerDeps extends ChatDrainDeps {
   chatLocks: ChatLocks;
   /** How long a job waits before trying a chat whose lease another job holds. */
   busyChatRetryMs: number;
+  /** Reconciles a Gitea command's status comment (`gitea-status` jobs). */
+  giteaStatus?: GiteaStatusHandler;
 }
 
 /** What a `message` job reports when it delivered its own notification. */
@@ -31,7 +34,9 @@ function withJitter(ms: number): number {
 export function createNotifyHandler(deps: NotifyHandlerDeps): JobHandler<"notify"> {
   return async (data, { job, logger, signal }) => {
     if (data.kind === "gitea-status") {
-      throw new PermanentError(`gitea status comments are not implemented yet (task ${data.taskId})`);
+      if (!deps.giteaStatus)
+        throw new PermanentError(`gitea status comments are off in this notifier (task ${data.taskId})`);
+      return deps.giteaStatus(data.taskId);
     }
     const { notificationId } = data;
     const log = logger.child({ notificationId });

@@ -54,6 +54,7 @@ export const EN: Catalog = {
       ? `/${command} needs a task number, e.g. <code>/${command} 12</code>.`
       : `“${given}” is not a task number. Try <code>/${command} 12</code>.`,
   "bot.not-allowed": () => "Sorry, this bot only works for its owners. Your message was not accepted.",
+  "bot.text-only": () => "I read text only, please write it (a caption under a photo works too).",
   "bot.versions": ({ services }) =>
     services.length === 0
       ? "No service has reported its version yet."

@@ -35,6 +35,8 @@ export interface TemplateParams {
   /** `command` without the slash; `given` is what followed it, null when nothing did. */
   "bot.task-number-needed": { command: string; given: string | null };
   "bot.not-allowed": NoParams;
+  /** A photo, sticker or voice without a caption: the bot reads text only. */
+  "bot.text-only": NoParams;
   "bot.versions": { services: ServiceVersion[] };
   "bot.attach": { taskId: number; serverUrl: string; sessionId: string };
   /** `/attach N` while no agent run of the task is live. */
@@ -109,6 +111,7 @@ export const TEMPLATE_IDS = [
   "bot.unknown-command",
   "bot.task-number-needed",
   "bot.not-allowed",
+  "bot.text-only",
   "bot.versions",
   "bot.attach",
   "bot.attach-none",

@@ -21,6 +21,7 @@ export const TEMPLATE_PARAM_SCHEMAS: { readonly [K in TemplateId]: z.ZodType<Tem
   "bot.unknown-command": z.object({ command: text }),
   "bot.task-number-needed": z.object({ command: text, given: text.nullable() }),
   "bot.not-allowed": noParams,
+  "bot.text-only": noParams,
   "bot.versions": z.object({ services: z.array(z.object({ name: text, version: text })) }),
   "bot.attach": z.object({ taskId, serverUrl: text, sessionId: text }),
   "bot.attach-none": z.object({ taskId, status }),

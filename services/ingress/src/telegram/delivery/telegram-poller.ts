@@ -57,7 +57,7 @@ export class TelegramPoller {
         this.offset = last.update_id + 1;
       } catch (err) {
         if (signal.aborted) break;
-        logger.warn({ err, retryInMs: delayMs }, "telegram getUpdates failed; retrying");
+        logger.warn({ err, retryInMs: delayMs }, "telegram updates not fetched or not stored; retrying");
         await abortableSleep(delayMs, signal);
         delayMs = Math.min(delayMs * 2, maxRetryDelayMs);
       }

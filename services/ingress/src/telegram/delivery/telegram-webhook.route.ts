@@ -1,39 +1,66 @@
-import type { FastifyInstance } from "fastify";
+import type { Logger } from "@ratatoskr/runtime";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { sameSecret } from "../../security/same-secret.ts";
 
 export const TELEGRAM_SECRET_HEADER = "x-telegram-bot-api-secret-token";
 
-export type WebhookOutcome = "handled" | "malformed" | "closed";
+/**
+ * An update is a few kilobytes (a message is at most 4096 characters, with the one it replies
+ * to); anything much larger is not from Telegram and is refused before it is read.
+ */
+export const WEBHOOK_BODY_LIMIT = 256 * 1024;
+
+export type WebhookOutcome = "accepted" | "malformed" | "closed";
 
 export interface TelegramWebhookOptions {
   path: string;
   secret: string;
+  logger: Logger;
+  bodyLimit?: number;
   /**
-   * Handles one update before the answer goes out, so Telegram sends the chat's next update only
-   * after this one is stored; throwing makes the route answer 500 and Telegram deliver it again.
+   * Makes the update durable (X6); resolves once it is. Handling happens afterwards, so the
+   * answer never waits on it. Throwing (the database is away) answers 500 and Telegram retries.
    */
-  onUpdate(body: unknown): Promise<WebhookOutcome>;
+  accept(body: unknown): Promise<WebhookOutcome>;
 }
 
-/** The webhook intake on the host's fastify app, in its own encapsulated context. */
+/**
+ * The webhook intake on the host's fastify app, in its own encapsulated context. The secret is
+ * checked in `onRequest`, before the body is read; malformed input gets fastify's own 4xx; every
+ * refusal is logged with its reason (never the body or the presented secret).
+ */
 export async function registerTelegramWebhook(
   app: FastifyInstance,
   opts: TelegramWebhookOptions,
 ): Promise<void> {
+  const log = opts.logger.child({ route: "telegram-webhook" });
+  const refuse = (request: FastifyRequest, reply: FastifyReply, status: number, reason: string) => {
+    log.warn({ reqId: request.id, status, reason, contentType: request.headers["content-type"] }, "telegram webhook request refused");
+    return reply.code(status).send({ error: reason });
+  };
+
   await app.register(async (scope) => {
-    // The failure was logged where it happened; the answer names nothing internal.
-    scope.setErrorHandler(async (_error, _request, reply) =>
-      reply.code(500).send({ error: "update not handled" }),
-    );
-    scope.post(opts.path, async (request, reply) => {
-      const given = request.headers[TELEGRAM_SECRET_HEADER];
-      if (typeof given !== "string" || !sameSecret(given, opts.secret)) {
-        return reply.code(401).send({ error: "unauthorized" });
-      }
-      const outcome = await opts.onUpdate(request.body);
-      if (outcome === "closed") return reply.code(503).send({ error: "shutting down" });
-      if (outcome === "malformed") return reply.code(400).send({ error: "malformed update" });
-      return reply.code(200).send({ ok: true });
+    // Telegram posts JSON only: any other content type gets fastify's 415.
+    scope.removeContentTypeParser("text/plain");
+    scope.setErrorHandler(async (error: FastifyError, request, reply) => {
+      const status = error.statusCode ?? 500;
+      if (status >= 400 && status < 500) return refuse(request, reply, status, error.code ?? "bad request");
+      log.error({ err: error, reqId: request.id }, "telegram webhook failed; Telegram will deliver again");
+      return reply.code(500).send({ error: "update not taken" });
+    });
+    scope.post(opts.path, {
+      bodyLimit: opts.bodyLimit ?? WEBHOOK_BODY_LIMIT,
+      onRequest: async (request, reply) => {
+        const given = request.headers[TELEGRAM_SECRET_HEADER];
+        if (typeof given !== "string" || !sameSecret(given, opts.secret))
+          return refuse(request, reply, 401, given === undefined ? "secret missing" : "secret wrong");
+      },
+      handler: async (request, reply) => {
+        const outcome = await opts.accept(request.body);
+        if (outcome === "closed") return reply.code(503).send({ error: "shutting down" });
+        if (outcome === "malformed") return refuse(request, reply, 400, "malformed update");
+        return reply.code(200).send({ ok: true });
+      },
     });
   });
 }

@@ -1,4 +1,4 @@
-import { DialogueTurnRepository, type Task } from "@ratatoskr/db";
+import { DialogueTurnRepository, isDuplicateTurn, telegramMessageKey, type Task } from "@ratatoskr/db";
 import { isApprovalWord } from "../parsing/approval-words.ts";
 import type { BotDeps, MessageInput } from "./bot-deps.ts";
 import { openTask } from "./dialogue-commands.handler.ts";
@@ -44,12 +44,18 @@ async function addTurn(deps: BotDeps, msg: MessageInput, task: Task, mayReopen: 
             role: "user",
             text: msg.text,
             telegramMessageId: msg.messageId,
+            messageKey: telegramMessageKey(msg.chatId, msg.messageId),
           });
         },
       },
     );
     deps.logger.info({ taskId: task.id, messageId: msg.messageId }, "dialogue turn stored");
   } catch (err) {
+    if (isDuplicateTurn(err)) {
+      // The same message again (a replay after a crash): it is already a turn, and counted once.
+      deps.logger.info({ taskId: task.id, messageId: msg.messageId }, "dialogue turn already stored");
+      return;
+    }
     const refusal = refusalOf(err);
     if (!refusal) throw err;
     // The task finished between the lookup and the lock (cancelled elsewhere, aborted by the

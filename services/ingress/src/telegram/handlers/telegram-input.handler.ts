@@ -50,6 +50,8 @@ export async function handleTelegramInput(deps: BotDeps, input: TelegramInput): 
     if (input.kind === "button") await deps.answerButton(input.callbackQueryId);
     return;
   }
+  // Edits and the like are not someone writing to the bot: nothing to do, nobody to refuse.
+  if (input.kind === "other") return;
   const { chatId } = input;
   if (!isAllowed(deps.allowlist, { chatId, userId: input.userId })) {
     if (input.kind === "button") await deps.answerButton(input.callbackQueryId);
@@ -65,7 +67,7 @@ export async function handleTelegramInput(deps: BotDeps, input: TelegramInput): 
       });
     case "button":
       return handleDraftButton(deps, { chatId, callbackQueryId: input.callbackQueryId, data: input.data });
-    case "other":
-      return;
+    case "media":
+      return reply(deps, { chatId, taskId: null }, "bot.text-only", {});
   }
 }

@@ -2,30 +2,36 @@ import { z } from "zod";
 
 /**
  * The only parts of a Bot API update the bot reads. Parsed with zod because in webhook mode the
- * body comes over HTTP: an authenticated sender can still send something malformed.
+ * body comes over HTTP: an authenticated sender can still send something malformed. This is the
+ * edge where input that would fail further in is refused for good (a poison update): ids are
+ * range-checked (they end up in `bigint`/`integer` columns) and U+0000, which Postgres text
+ * cannot hold, is stripped from every text.
  */
-const chatRef = z.object({ id: z.number().int() });
-const userRef = z.object({ id: z.number().int(), is_bot: z.boolean().optional() });
+const id = z.number().int().refine(Number.isSafeInteger, "id out of range");
+const text = z.string().transform((s) => s.replaceAll("\u0000", ""));
+const chatRef = z.object({ id });
+const userRef = z.object({ id, is_bot: z.boolean().optional() });
 
 const updateSchema = z.object({
-  update_id: z.number().int().nonnegative(),
+  update_id: id.pipe(z.number().nonnegative()),
   message: z
     .object({
-      message_id: z.number().int(),
+      message_id: id.pipe(z.number().positive()),
       chat: chatRef,
       from: userRef.optional(),
-      text: z.string().optional(),
+      text: text.optional(),
+      caption: text.optional(),
     })
     .optional(),
   callback_query: z
     .object({
-      id: z.string(),
+      id: text,
       from: userRef,
-      message: z.object({ message_id: z.number().int(), chat: chatRef }).optional(),
-      data: z.string().optional(),
+      message: z.object({ message_id: id, chat: chatRef }).optional(),
+      data: text.optional(),
     })
     .optional(),
-  edited_message: z.object({ chat: chatRef }).optional(),
+  edited_message: z.object({ chat: chatRef, from: userRef.optional() }).optional(),
 });
 
 /** One update, reduced to what a handler acts on. */
@@ -36,6 +42,7 @@ export type TelegramInput =
       chatId: number;
       userId: number | null;
       messageId: number;
+      /** The text, or a photo's or document's caption. */
       text: string;
     }
   | {
@@ -47,7 +54,9 @@ export type TelegramInput =
       callbackQueryId: string;
       data: string;
     }
-  /** Photos, stickers, edits…: nothing to do, but the sender still passes the allowlist. */
+  /** A new message with nothing to read (photo without caption, sticker, voice…). */
+  | { kind: "media"; updateId: number; chatId: number; userId: number | null; messageId: number }
+  /** Edits, membership changes…: nothing to do and nobody to answer (never a refusal). */
   | { kind: "other"; updateId: number; chatId: number | null; userId: number | null };
 
 export type ParsedUpdate = { ok: true; input: TelegramInput } | { ok: false; error: string };
@@ -64,9 +73,10 @@ export function toTelegramInput(body: unknown): ParsedUpdate {
   const { update_id: updateId, message, callback_query: query, edited_message: edited } = parsed.data;
   if (message) {
     const userId = message.from?.id ?? null;
-    if (message.text === undefined)
-      return { ok: true, input: { kind: "other", updateId, chatId: message.chat.id, userId } };
-    const { message_id: messageId, text } = message;
+    const { message_id: messageId } = message;
+    const text = message.text ?? message.caption;
+    if (text === undefined)
+      return { ok: true, input: { kind: "media", updateId, chatId: message.chat.id, userId, messageId } };
     return {
       ok: true,
       input: { kind: "message", updateId, chatId: message.chat.id, userId, messageId, text },
@@ -83,5 +93,34 @@ export function toTelegramInput(body: unknown): ParsedUpdate {
     };
     return { ok: true, input };
   }
-  return { ok: true, input: { kind: "other", updateId, chatId: edited?.chat.id ?? null, userId: null } };
+  const userId = edited?.from?.id ?? null;
+  return { ok: true, input: { kind: "other", updateId, chatId: edited?.chat.id ?? null, userId } };
+}
+
+/** What intake needs before storing an update: its id (required) and the chat it orders under. */
+export type UpdateEnvelope = { ok: true; updateId: number; chatId: number | null } | { ok: false };
+
+const CHAT_CARRIERS = ["message", "edited_message", "channel_post", "edited_channel_post"] as const;
+
+/**
+ * Reads the envelope without validating the rest, so that an update which will turn out to be
+ * poison is still stored and acknowledged once rather than refused and redelivered forever.
+ */
+export function updateEnvelope(body: unknown): UpdateEnvelope {
+  if (typeof body !== "object" || body === null) return { ok: false };
+  const update = body as Record<string, unknown>;
+  const updateId = update.update_id;
+  if (typeof updateId !== "number" || !Number.isSafeInteger(updateId) || updateId < 0) return { ok: false };
+  const chatIdOf = (carrier: unknown): number | null => {
+    if (typeof carrier !== "object" || carrier === null) return null;
+    const chat = (carrier as { chat?: { id?: unknown } }).chat;
+    const chatId = chat?.id;
+    return typeof chatId === "number" && Number.isSafeInteger(chatId) ? chatId : null;
+  };
+  for (const carrier of CHAT_CARRIERS) {
+    const chatId = chatIdOf(update[carrier]);
+    if (chatId !== null) return { ok: true, updateId, chatId };
+  }
+  const query = update.callback_query as { message?: unknown } | undefined;
+  return { ok: true, updateId, chatId: chatIdOf(query?.message) };
 }

@@ -1,0 +1,43 @@
+import { reply } from "@ratatoskr/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { summarizeSessionProgress } from "../src/index.ts";
+import {
+  DEV_PROMPT,
+  marker,
+  startOpencodeFixture,
+  type OpencodeFixture,
+} from "./support/opencode-fixture.ts";
+
+const RUN = { idleTimeoutMs: 10_000, hardTimeoutMs: 25_000, policy: { default: "deny" as const } };
+
+let fx: OpencodeFixture;
+beforeAll(async () => {
+  fx = await startOpencodeFixture();
+});
+afterAll(async () => {
+  await fx?.stop();
+});
+
+describe("sessionProgress (O6)", () => {
+  it("reads a session's newest tool call, tokens and cost from the real server", async () => {
+    const m = marker("progress");
+    fx.model.addRule({
+      match: { promptIncludes: m, systemIncludes: DEV_PROMPT },
+      reply: [reply.write("notes.txt", "progress\n"), reply.text("done")],
+    });
+    const directory = await fx.server.makeWorkDir("progress");
+    const result = await fx.client.runAgent({ ...RUN, agent: "dev", directory, prompt: `implement ${m}` });
+    expect(result.outcome).toBe("ok");
+
+    const progress = await fx.client.sessionProgress(result.sessionId as string);
+    expect(progress.lastTool).toBe("write");
+    expect(progress.steps).toBe(2);
+    const t = result.trace.tokens;
+    expect(progress.tokens).toBe(t.input + t.output + t.reasoning);
+    expect(progress.costUsd).toBeCloseTo(result.trace.cost, 10);
+  });
+
+  it("has no tool and nothing spent before the agent answered", () => {
+    expect(summarizeSessionProgress([])).toEqual({ lastTool: null, tokens: 0, costUsd: 0, steps: 0 });
+  });
+});

@@ -1,0 +1,66 @@
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigError, envDurationMs, envString, envUrl } from "@ratatoskr/runtime";
+import type { RemoteSpec } from "@ratatoskr/git";
+
+/**
+ * Where task repositories live and where their working trees go: the variables the dev and
+ * reviewer services share (same names, defaults and descriptions as the analyst's, so the README
+ * table lists each once).
+ */
+export const GIT_HOST_CONFIG_SCHEMA = {
+  workspaceDir: envString("WORKSPACE_DIR", {
+    default: join(tmpdir(), "ratatoskr-workspaces"),
+    description: "Root of the per-task working directories agent sessions run in",
+  }),
+  giteaUrl: envUrl("GITEA_URL", {
+    optional: true,
+    protocols: ["https", "http"],
+    description: "Gitea server (root URL) holding the repositories tasks work on",
+  }),
+  giteaToken: envString("GITEA_TOKEN", {
+    optional: true,
+    secret: true,
+    description: "Gitea API token of the bot account; required with GITEA_URL",
+  }),
+  giteaUser: envString("GITEA_GIT_USER", {
+    default: "ratatoskr",
+    description: "User name git sends with GITEA_TOKEN when it clones and pushes over HTTP",
+  }),
+  localGitRoot: envString("LOCAL_GIT_ROOT", {
+    optional: true,
+    description:
+      "Directory of bare repositories <owner>/<name>.git standing in for a git host when GITEA_URL is unset (demo mode)",
+  }),
+  retentionMs: envDurationMs("WORKSPACE_RETENTION_MS", {
+    default: 86_400_000,
+    description: "How long a finished task's working trees are kept before the sweep removes them",
+  }),
+};
+
+export interface GitHostConfig {
+  workspaceDir: string;
+  giteaUrl?: string | undefined;
+  giteaToken?: string | undefined;
+  giteaUser: string;
+  localGitRoot?: string | undefined;
+  retentionMs: number;
+}
+
+/** Why there is no git host: said at start-up and by every task that would need one. */
+export const NO_GIT_HOST = "no git host is configured: set GITEA_URL (with GITEA_TOKEN) or LOCAL_GIT_ROOT";
+
+/**
+ * The remote the configuration names: Gitea over HTTP when GITEA_URL is set, else local bare
+ * repositories, else undefined (the service still starts; its tasks fail saying why).
+ */
+export function remoteSpecOf(config: GitHostConfig): RemoteSpec | undefined {
+  if (config.giteaUrl) {
+    if (!config.giteaToken) {
+      throw new ConfigError([{ name: "GITEA_TOKEN", message: "is required when GITEA_URL is set" }]);
+    }
+    return { kind: "http", baseUrl: config.giteaUrl, username: config.giteaUser, token: config.giteaToken };
+  }
+  if (config.localGitRoot) return { kind: "local", root: config.localGitRoot };
+  return undefined;
+}

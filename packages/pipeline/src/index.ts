@@ -1,0 +1,12 @@
+/**
+ * @ratatoskr/pipeline — what the services that run coding agents on a task share: the git host
+ * configuration, the task's working trees, traced agent runs (session stored when the run starts,
+ * one session per task step) and the status watch that stops a run when the task is cancelled.
+ */
+export * from "./config/git-host.config.ts";
+export * from "./workspaces/task-workspaces.ts";
+export * from "./run/task-status-watch.ts";
+export * from "./run/traced-run.ts";
+export * from "./run/step-events.ts";
+export * from "./config/agent-opencode.config.ts";
+export * from "./workspaces/task-git.ts";

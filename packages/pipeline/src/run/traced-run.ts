@@ -1,0 +1,93 @@
+import type { AgentTraceRecord, AgentTraceRepository, TaskRepository } from "@ratatoskr/db";
+import type { AgentRunResult, OpencodeClient, RunAgentOptions, TraceRecord } from "@ratatoskr/opencode";
+import type { Logger } from "@ratatoskr/runtime";
+
+export interface TracedRunDeps {
+  traces: Pick<AgentTraceRepository, "start" | "finish" | "record" | "listUnfinished" | "markInterrupted">;
+  tasks: Pick<TaskRepository, "updateRun">;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl">;
+  logger: Logger;
+}
+
+export interface TracedRunInput<T> {
+  taskId: number;
+  round: number | null;
+  run: Omit<RunAgentOptions<T>, "onSession">;
+  /**
+   * Store the session on the task as soon as it exists (`/attach N`, `/continue N`, and the
+   * retry of a job whose process died finds it there).
+   */
+  storeOnTask: boolean;
+}
+
+/** The traces table speaks of completed runs; the client says "ok". */
+export function traceRow(trace: TraceRecord): AgentTraceRecord {
+  return {
+    ...trace,
+    outcome: trace.outcome === "ok" ? "completed" : trace.outcome,
+    sessionId: trace.sessionId ?? null,
+    model: trace.model ?? null,
+    error: trace.error ?? null,
+  };
+}
+
+/**
+ * One agent run with its trace: the trace row (and the task's session columns) are written the
+ * moment the session exists, and completed when the run ends — so a live run is attachable and
+ * a run whose process dies leaves an unfinished trace the retry finds (see {@link settleDeadRuns}).
+ */
+export async function runTraced<T>(deps: TracedRunDeps, input: TracedRunInput<T>): Promise<AgentRunResult<T>> {
+  let traceId: number | undefined;
+  const result = await deps.opencode.runAgent<T>({
+    ...input.run,
+    onSession: async ({ sessionId, serverUrl }) => {
+      const trace = await deps.traces.start(input.taskId, {
+        agent: input.run.agent,
+        round: input.round,
+        prompt: input.run.prompt,
+        sessionId,
+        serverUrl,
+        startedAt: new Date(),
+      });
+      traceId = trace.id;
+      if (input.storeOnTask) await deps.tasks.updateRun(input.taskId, { agentSessionId: sessionId, agentServerUrl: serverUrl });
+      deps.logger.info({ sessionId, serverUrl, agent: input.run.agent, round: input.round }, "agent run started");
+    },
+  });
+  const row = traceRow(result.trace);
+  if (traceId === undefined) await deps.traces.record(input.taskId, row, input.round);
+  else await deps.traces.finish(traceId, row);
+  return result;
+}
+
+/**
+ * Before a new run of `agent` for a task: runs that started and never finished belong to an
+ * attempt whose process died. Their sessions may still be working, so each is interrupted and
+ * its trace closed; the newest one's session is returned for the new run to continue, so one
+ * task step never has two live sessions.
+ */
+export async function settleDeadRuns(
+  deps: TracedRunDeps,
+  taskId: number,
+  agent: string,
+): Promise<{ resumeSessionId: string | undefined }> {
+  const unfinished = await deps.traces.listUnfinished(taskId, agent);
+  let resumeSessionId: string | undefined;
+  for (const trace of unfinished) {
+    const sameServer = trace.serverUrl === null || trace.serverUrl === deps.opencode.baseUrl;
+    if (trace.sessionId && sameServer) {
+      await deps.opencode.interrupt(trace.sessionId).catch((err: unknown) => {
+        deps.logger.warn({ err, sessionId: trace.sessionId }, "could not interrupt the session of a dead run");
+      });
+      resumeSessionId ??= trace.sessionId;
+    } else if (trace.sessionId) {
+      deps.logger.warn(
+        { sessionId: trace.sessionId, serverUrl: trace.serverUrl },
+        "a dead run's session is on another opencode server; it is left to that server's timeouts",
+      );
+    }
+    await deps.traces.markInterrupted(trace.id, "the process running it stopped before the run ended");
+  }
+  if (unfinished.length > 0) deps.logger.warn({ taskId, agent, runs: unfinished.length, resumeSessionId }, "settled runs of a dead attempt");
+  return { resumeSessionId };
+}

@@ -1,0 +1,32 @@
+import { ConfigError, envDurationMs, loadConfig, type ConfigOf, type Env } from "@ratatoskr/runtime";
+import { AGENT_OPENCODE_CONFIG_SCHEMA, GIT_HOST_CONFIG_SCHEMA } from "@ratatoskr/pipeline";
+
+export const DEV_CONFIG_SCHEMA = {
+  opencode: AGENT_OPENCODE_CONFIG_SCHEMA,
+  git: GIT_HOST_CONFIG_SCHEMA,
+  dev: {
+    idleTimeoutMs: envDurationMs("DEV_IDLE_TIMEOUT_MS", {
+      default: 300_000,
+      description:
+        "A dev run with no progress for this long stops: its work is pushed and the task becomes timeout (/continue N resumes it)",
+    }),
+    hardTimeoutMs: envDurationMs("DEV_HARD_TIMEOUT_MS", {
+      default: 1_800_000,
+      description: "Total time one dev run may take before it stops like an idle one",
+    }),
+    statusPollMs: envDurationMs("DEV_STATUS_POLL_MS", {
+      default: 1_000,
+      description: "How often a running dev job re-reads its task, so /cancel interrupts the agent within seconds",
+    }),
+  },
+};
+
+export type DevConfig = ConfigOf<typeof DEV_CONFIG_SCHEMA>;
+
+export function loadDevConfig(env: Env): DevConfig {
+  const config = loadConfig(DEV_CONFIG_SCHEMA, env);
+  if (config.dev.hardTimeoutMs < config.dev.idleTimeoutMs) {
+    throw new ConfigError([{ name: "DEV_HARD_TIMEOUT_MS", message: "must not be shorter than DEV_IDLE_TIMEOUT_MS" }]);
+  }
+  return config;
+}

@@ -1,0 +1,239 @@
+import { IllegalTransitionError, type DevJob, type TaskEvent } from "@ratatoskr/contracts";
+import type { ApplyTransitionOptions, AppliedTransition, Repositories, Task } from "@ratatoskr/db";
+import { PushRejectedError, type GitWorkspaces, type Workspace } from "@ratatoskr/git";
+import { VerdictValidationError, type AgentPolicy, type AgentRunResult, type OpencodeClient } from "@ratatoskr/opencode";
+import {
+  isStepSettled,
+  latestFindings,
+  prepareTaskWorkspaces,
+  runTraced,
+  settleDeadRuns,
+  taskBranch,
+  watchTaskStatus,
+  workspaceLines,
+} from "@ratatoskr/pipeline";
+import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
+import { buildContinuePrompt, buildDevPrompt } from "../prompt/dev-prompt.ts";
+import { devReportSchema, type DevReport } from "../prompt/dev-report.schema.ts";
+import { deliverWork, type DeliveredWork } from "../work/deliver-work.ts";
+
+export const DEV_AGENT = "dev";
+
+/** Edits and commands inside the session's directory; nothing outside it, no web. */
+export const DEV_POLICY: AgentPolicy = {
+  permissions: { edit: "allow", bash: "allow", read: "allow", webfetch: "deny", external_directory: "deny" },
+  default: "deny",
+};
+
+/** The events that settle a dev job: once one of them is applied after the job was queued, a rerun is stale. */
+const SETTLED_BY = ["dev.finished", "run.failed", "run.timed_out"] as const;
+
+export type TransitionFn = (taskId: number, event: TaskEvent, options?: ApplyTransitionOptions) => Promise<AppliedTransition>;
+
+export interface DevHandlerDeps {
+  repos: Pick<Repositories, "tasks" | "traces" | "events">;
+  transition: TransitionFn;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl">;
+  git: GitWorkspaces;
+  idleTimeoutMs: number;
+  hardTimeoutMs: number;
+  statusPollMs: number;
+}
+
+type Ctx = JobContext<"dev">;
+
+function isLastAttempt(ctx: Ctx): boolean {
+  return ctx.job.attemptsMade + 1 >= (ctx.job.opts.attempts ?? 1);
+}
+
+/** Why the job has nothing to do, or undefined when the round may run. */
+function refusalOf(task: Task, data: DevJob): string | undefined {
+  if (task.source !== "telegram") return `task ${task.id} is a Gitea command; dev runs for them come in a later issue`;
+  if (task.status !== "approved" && task.status !== "running") return `task ${task.id} is ${task.status}`;
+  if (task.round !== data.round) return `task ${task.id} is in round ${task.round}, not ${data.round}`;
+  return undefined;
+}
+
+/**
+ * The `dev` queue's handler (P1–P4): one dev round of an approved task. Re-reads the task before
+ * every step, so a cancelled task never starts or goes on; runs the dev agent in the task's
+ * working trees; commits and pushes without force; reports exactly one of dev.finished,
+ * run.failed or run.timed_out.
+ */
+export function createDevRoundHandler(deps: DevHandlerDeps): JobHandler<"dev"> {
+  return async (data, ctx) => {
+    const task = await deps.repos.tasks.findById(data.taskId);
+    if (!task) return skipped(`task ${data.taskId} does not exist`);
+    const refusal = refusalOf(task, data);
+    if (refusal) return skipped(refusal);
+    if (isStepSettled(ctx.job.id, task.id, await deps.repos.events.list(task.id), SETTLED_BY)) {
+      return skipped(`dev job ${ctx.job.id} already reported back`);
+    }
+    const round = new DevRound(deps, data, ctx);
+    try {
+      return await round.run(task);
+    } catch (err) {
+      if (ctx.signal.aborted || !isLastAttempt(ctx)) throw err;
+      // The last attempt settles the task: a person learns why, instead of a task stuck running.
+      await round.report({ type: "run.failed", reason: `dev round ${data.round} failed: ${messageOf(err)}` });
+      throw err;
+    }
+  };
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+class DevRound {
+  constructor(
+    private readonly deps: DevHandlerDeps,
+    private readonly data: DevJob,
+    private readonly ctx: Ctx,
+  ) {}
+
+  /** Applies an event; false when the task moved on meanwhile (e.g. cancelled). */
+  async report(event: TaskEvent, options?: ApplyTransitionOptions): Promise<boolean> {
+    try {
+      await this.deps.transition(this.data.taskId, event, options);
+      this.ctx.logger.info({ event: event.type }, "dev round reported");
+      return true;
+    } catch (err) {
+      if (!(err instanceof IllegalTransitionError)) throw err;
+      this.ctx.logger.info({ refusal: err.refusal }, "task moved on during the dev round; its report is dropped");
+      return false;
+    }
+  }
+
+  async run(task: Task): Promise<unknown> {
+    const branch = taskBranch(task);
+    if (task.status === "approved" && !(await this.report({ type: "dev.started" }, { patch: { branch } }))) {
+      return skipped("task moved on before the dev round started");
+    }
+    let workspaces: Workspace[];
+    try {
+      workspaces = await prepareTaskWorkspaces(this.deps.git, { ...task, branch });
+    } catch (err) {
+      await this.report({ type: "run.failed", reason: `could not prepare the repositories: ${messageOf(err)}` });
+      return { status: "failed", reason: "workspace" };
+    }
+    if (!(await this.stillRunning())) return skipped("task moved on while its repositories were prepared");
+
+    const result = await this.runAgent(task, workspaces);
+    if (result === "stopped") {
+      await this.deliverQuietly(task, workspaces);
+      return skipped("task stopped during the dev run; the work so far is pushed");
+    }
+    return this.settle(task, workspaces, result);
+  }
+
+  private async stillRunning(): Promise<boolean> {
+    const task = await this.deps.repos.tasks.findById(this.data.taskId);
+    return task?.status === "running";
+  }
+
+  private async prompt(task: Task, workspaces: Workspace[]): Promise<string> {
+    if (this.data.kind === "continue") return buildContinuePrompt(task.id, this.data.round);
+    const findings = this.data.kind === "revise" ? latestFindings(await this.deps.repos.events.list(task.id)) : [];
+    return buildDevPrompt({
+      taskId: task.id,
+      round: this.data.round,
+      maxRounds: task.maxRounds,
+      title: task.title,
+      goal: task.goal,
+      why: task.why,
+      acceptanceCriteria: task.acceptanceCriteria,
+      workspaces: workspaceLines(this.deps.git.taskDir(task.id), workspaces),
+      findings,
+    });
+  }
+
+  /** The agent run, watched: "stopped" when the task left `running` (cancel) during it. */
+  private async runAgent(task: Task, workspaces: Workspace[]): Promise<AgentRunResult<DevReport> | "stopped"> {
+    const traced = { traces: this.deps.repos.traces, tasks: this.deps.repos.tasks, opencode: this.deps.opencode, logger: this.ctx.logger };
+    const { resumeSessionId } = await settleDeadRuns(traced, task.id, DEV_AGENT);
+    // `/continue N` resumes the session that timed out; a retried job the session of its dead attempt.
+    const sessionId = this.data.kind === "continue" ? (task.agentSessionId ?? resumeSessionId) : resumeSessionId;
+    const watch = watchTaskStatus({
+      readStatus: async () => (await this.deps.repos.tasks.findById(task.id))?.status,
+      continueIn: new Set(["running"]),
+      intervalMs: this.deps.statusPollMs,
+      parent: this.ctx.signal,
+      onError: (err) => this.ctx.logger.warn({ err }, "could not re-read the task during the dev run"),
+    });
+    try {
+      const result = await runTraced(traced, {
+        taskId: task.id,
+        round: this.data.round,
+        storeOnTask: true,
+        run: {
+          agent: DEV_AGENT,
+          directory: this.deps.git.taskDir(task.id),
+          prompt: await this.prompt(task, workspaces),
+          policy: DEV_POLICY,
+          schema: devReportSchema,
+          idleTimeoutMs: this.deps.idleTimeoutMs,
+          hardTimeoutMs: this.deps.hardTimeoutMs,
+          signal: watch.signal,
+          ...(sessionId ? { sessionId } : {}),
+        },
+      });
+      if (watch.stoppedBy()) {
+        this.ctx.logger.info({ status: watch.stoppedBy(), sessionId: result.sessionId }, "dev run interrupted: the task stopped");
+        return "stopped";
+      }
+      if (this.ctx.signal.aborted) throw new Error("dev run interrupted by shutdown; the job goes back to the queue");
+      return result;
+    } finally {
+      watch.stop();
+    }
+  }
+
+  private async deliver(task: Task, workspaces: Workspace[]): Promise<DeliveredWork> {
+    return deliverWork(this.deps.git, workspaces, { id: task.id, title: task.title, round: this.data.round });
+  }
+
+  private async deliverQuietly(task: Task, workspaces: Workspace[]): Promise<void> {
+    await this.deliver(task, workspaces).catch((err: unknown) =>
+      this.ctx.logger.warn({ err }, "could not push the work of a stopped dev run"),
+    );
+  }
+
+  private async settle(task: Task, workspaces: Workspace[], result: AgentRunResult<DevReport>): Promise<unknown> {
+    const round = this.data.round;
+    // The closing summary is a courtesy: a run that edited files but botched its JSON still counts.
+    const unreadableSummary = result.outcome === "failed" && result.error instanceof VerdictValidationError;
+    if ((result.outcome === "failed" && !unreadableSummary) || result.outcome === "cancelled") {
+      const reason = result.error?.message ?? `run ended ${result.outcome}`;
+      if (!isLastAttempt(this.ctx)) throw new Error(`dev run failed, will retry: ${reason}`);
+      await this.deliverQuietly(task, workspaces);
+      await this.report({ type: "run.failed", reason: `the dev agent failed in round ${round}: ${reason}` });
+      return { status: "failed", reason };
+    }
+    let delivered: DeliveredWork;
+    try {
+      delivered = await this.deliver(task, workspaces);
+    } catch (err) {
+      if (!(err instanceof PushRejectedError)) throw err;
+      await this.report({
+        type: "run.failed",
+        reason: `push of ${workspaces[0]?.branch ?? "the task branch"} rejected: the remote branch moved (someone else pushed); nothing was forced. ${err.message}`,
+      });
+      return { status: "failed", reason: "push-rejected" };
+    }
+    if (result.outcome === "timeout") {
+      await this.report({ type: "run.timed_out" });
+      return { status: "timeout", kind: result.timeoutKind, sessionId: result.sessionId, commit: delivered.commit };
+    }
+    if (result.verdict && !result.verdict.done) {
+      await this.report({ type: "run.failed", reason: `the dev agent could not finish round ${round}: ${result.verdict.summary}` });
+      return { status: "failed", reason: "not-done" };
+    }
+    if (!delivered.changed) {
+      await this.report({ type: "run.failed", reason: `the dev agent changed nothing in round ${round}` });
+      return { status: "failed", reason: "nothing-changed" };
+    }
+    await this.report({ type: "dev.finished", commit: delivered.commit });
+    return { status: "finished", round, commit: delivered.commit };
+  }
+}

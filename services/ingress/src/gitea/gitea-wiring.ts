@@ -1,0 +1,105 @@
+import { GiteaClient } from "@ratatoskr/gitea";
+import { createOpencodeClient } from "@ratatoskr/opencode";
+import { PermanentError, startPeriodicTask, type JobHandler } from "@ratatoskr/runtime";
+import type { ServiceContext } from "@ratatoskr/service-host";
+import type { FastifyInstance } from "fastify";
+import type { GiteaIngressConfig } from "./config/gitea.config.ts";
+import { createIntakeHandler } from "./intake/intake.handler.ts";
+import type { IntakeDeps, SessionInterrupter } from "./intake/intake-deps.ts";
+import { failOrphanedRuns } from "./intake/running-recovery.ts";
+import { createCommandAcceptor, type AcceptOutcome } from "./store/command-acceptor.ts";
+import { sweepRepository } from "./sweep/comment-sweeper.ts";
+import { registerGiteaWebhook } from "./webhook/gitea-webhook.route.ts";
+
+const RECOVERY_INTERVAL_MS = 15_000;
+
+export interface GiteaFrontDoor {
+  intake: JobHandler<"intake">;
+  routes(app: FastifyInstance): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function interrupter(password: string | undefined): SessionInterrupter {
+  return async (serverUrl, sessionId) => {
+    const client = createOpencodeClient({ baseUrl: serverUrl, ...(password ? { password } : {}) });
+    try {
+      await client.interrupt(sessionId);
+    } finally {
+      await client.close();
+    }
+  };
+}
+
+/** The Gitea front door (G1–G7 intake side): webhook route, intake worker, sweep, restart recovery. */
+export function giteaFrontDoor(
+  ctx: ServiceContext,
+  config: Extract<GiteaIngressConfig, { enabled: true }>,
+  options: { maxRounds: number; opencodePassword?: string },
+): GiteaFrontDoor {
+  const logger = ctx.logger.child({ component: "gitea" });
+  const gitea = new GiteaClient({ baseUrl: config.url, token: config.token });
+  let botLogin = config.botLogin ?? "";
+  const accept = createCommandAcceptor(ctx.db.pool, options.maxRounds);
+  const dispatch = (outcome: Extract<AcceptOutcome, { status: "accepted" }>) =>
+    void ctx.dispatcher
+      .dispatch(outcome.followUps)
+      .catch((err: unknown) =>
+        logger.warn({ err, taskId: outcome.taskId }, "accepted command not queued yet; the reconciler will"),
+      );
+  const deps: IntakeDeps = {
+    repos: ctx.repos,
+    db: ctx.db,
+    queues: ctx.queues,
+    gitea,
+    transition: (taskId, event, opts) => ctx.transition(taskId, event, opts),
+    interrupt: interrupter(options.opencodePassword),
+    maxRunning: config.maxRunning,
+    logger,
+  };
+  const stops: Array<() => Promise<void>> = [];
+  const prefix = ctx.config.queue.prefix;
+  return {
+    intake: createIntakeHandler(deps),
+    routes: (app) =>
+      registerGiteaWebhook(app, {
+        secret: config.webhookSecret,
+        bodyLimitBytes: config.bodyLimitBytes,
+        botLogin: () => botLogin,
+        accept,
+        dispatch,
+        logger,
+      }),
+    start: async () => {
+      if (!botLogin) {
+        botLogin = (await gitea.currentUser()).login ?? "";
+        if (!botLogin) throw new PermanentError("Gitea did not name the token's user; set GITEA_BOT_LOGIN");
+        logger.info({ botLogin }, "gitea bot account discovered");
+      }
+      stops.push(
+        startPeriodicTask({
+          name: "gitea-running-recovery",
+          intervalMs: RECOVERY_INTERVAL_MS,
+          logger,
+          run: async () => void (await failOrphanedRuns(deps, ctx.redis, prefix)),
+        }),
+      );
+      if (config.sweepIntervalMs > 0 && config.repos.length > 0) {
+        const sweepDeps = { gitea, repos: ctx.repos, botLogin: () => botLogin, accept, dispatch, logger };
+        stops.push(
+          startPeriodicTask({
+            name: "gitea-comment-sweep",
+            intervalMs: config.sweepIntervalMs,
+            logger,
+            run: async () => {
+              for (const where of config.repos) await sweepRepository(sweepDeps, where);
+            },
+          }),
+        );
+      }
+    },
+    stop: async () => {
+      await Promise.all(stops.splice(0).map((stop) => stop()));
+    },
+  };
+}

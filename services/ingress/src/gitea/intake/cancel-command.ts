@@ -1,0 +1,44 @@
+import { IllegalTransitionError } from "@ratatoskr/contracts";
+import type { Task } from "@ratatoskr/db";
+import type { IntakeDeps } from "./intake-deps.ts";
+import { isWorkCommand } from "./intake-deps.ts";
+
+/**
+ * `/agent cancel` (G7): cancels the running command of the issue/PR, or if none runs the next
+ * waiting one. A running agent is interrupted; its partial work is never pushed. Returns what
+ * the cancel command's own status comment says.
+ */
+export async function cancelCommand(deps: IntakeDeps, cancel: Task): Promise<string> {
+  const line = (await deps.repos.tasks.listTargetQueue(cancel.targetKey ?? "")).filter(
+    (t) => isWorkCommand(t.commandKind) && t.id < cancel.id && t.status !== "received",
+  );
+  const victim = line.find((t) => t.status === "running") ?? line[0];
+  if (!victim) return "Nothing to cancel: no command is running or waiting here.";
+  const wasRunning = victim.status === "running";
+  try {
+    await deps.transition(
+      victim.id,
+      { type: "command.cancelled" },
+      {
+        patch: {
+          failureReason: `cancelled by @${cancel.requesterLogin ?? "?"} with \`/agent cancel\` (#${cancel.id})`,
+        },
+      },
+    );
+  } catch (err) {
+    if (err instanceof IllegalTransitionError)
+      return `Nothing to cancel: #${victim.id} had already finished.`;
+    throw err;
+  }
+  if (wasRunning && victim.agentServerUrl && victim.agentSessionId) {
+    await deps
+      .interrupt(victim.agentServerUrl, victim.agentSessionId)
+      .catch((err: unknown) =>
+        deps.logger.warn({ err, taskId: victim.id }, "could not interrupt the cancelled command's session"),
+      );
+  }
+  const what = `\`${victim.commandKind}\` (#${victim.id}) by @${victim.requesterLogin}`;
+  return wasRunning
+    ? `Cancelled ${what}, which was running: its agent was interrupted and its partial work stays unpushed.`
+    : `Cancelled ${what}, which was waiting; it will not run.`;
+}

@@ -1,0 +1,91 @@
+import { IllegalTransitionError } from "@ratatoskr/contracts";
+import type { Task } from "@ratatoskr/db";
+import type { IntakeDeps } from "./intake-deps.ts";
+import { isWorkCommand } from "./intake-deps.ts";
+
+/** One lock for every dispatch decision, per schema: replicas and services never start two at once. */
+const LOCK = "SELECT pg_advisory_lock(hashtext(current_schema() || ':gitea-dispatch'))";
+const UNLOCK = "SELECT pg_advisory_unlock(hashtext(current_schema() || ':gitea-dispatch'))";
+
+const WAITING_TARGETS = `
+SELECT target_key FROM tasks WHERE source = 'gitea' AND status = 'queued'
+GROUP BY target_key ORDER BY min(id) LIMIT 200`;
+
+/**
+ * Starts what may start (G4): in each issue/PR only the oldest work command, only when nothing
+ * runs there and the command ahead of it is no longer waiting for authorization; over all
+ * targets at most `maxRunning`. The asked-for target goes first, then the others in the order
+ * their oldest command arrived, so a freed slot is never left idle.
+ */
+export async function dispatchNext(deps: IntakeDeps, targetKey: string): Promise<number[]> {
+  const client = await deps.db.pool.connect();
+  let broken = false;
+  try {
+    await client.query(LOCK);
+    try {
+      return await startWhatMay(deps, targetKey);
+    } finally {
+      await client.query(UNLOCK).catch(() => {
+        broken = true;
+      });
+    }
+  } finally {
+    client.release(broken);
+  }
+}
+
+async function startWhatMay(deps: IntakeDeps, first: string): Promise<number[]> {
+  const running = await deps.db.prisma.task.count({ where: { source: "gitea", status: "running" } });
+  const others = (await deps.db.pool.query<{ target_key: string }>(WAITING_TARGETS)).rows.map(
+    (r) => r.target_key,
+  );
+  const targets = [first, ...others.filter((key) => key !== first)];
+  const started: number[] = [];
+  const moved = new Set([first]);
+  let slots = deps.maxRunning - running;
+  for (const key of targets) {
+    if (slots <= 0) break;
+    const line = (await deps.repos.tasks.listTargetQueue(key)).filter((t) => isWorkCommand(t.commandKind));
+    const head = line[0];
+    if (!head || line.some((t) => t.status === "running") || head.status !== "queued") continue;
+    if (await start(deps, head)) {
+      started.push(head.id);
+      moved.add(key);
+      slots--;
+    }
+  }
+  await refreshPositions(deps, [...moved]);
+  return started;
+}
+
+async function start(deps: IntakeDeps, task: Task): Promise<boolean> {
+  try {
+    const applied = await deps.transition(task.id, { type: "command.started" });
+    deps.logger.info(
+      { taskId: task.id, targetKey: task.targetKey, kind: task.commandKind },
+      "gitea command started",
+    );
+    return applied.task.status === "running";
+  } catch (err) {
+    if (err instanceof IllegalTransitionError) return false;
+    throw err;
+  }
+}
+
+/** Waiting commands moved up: their status comments show the new position. */
+async function refreshPositions(deps: IntakeDeps, targetKeys: string[]): Promise<void> {
+  for (const key of targetKeys) {
+    const waiting = (await deps.repos.tasks.listTargetQueue(key)).filter(
+      (t) => isWorkCommand(t.commandKind) && t.status === "queued",
+    );
+    await Promise.all(
+      waiting.map((t, index) =>
+        deps.queues.enqueue({
+          queue: "notify",
+          data: { v: 1, kind: "gitea-status", taskId: t.id },
+          jobId: `${t.id}-position-${index + 1}-${t.version}`,
+        }),
+      ),
+    );
+  }
+}

@@ -1,0 +1,26 @@
+import type { TaskEvent } from "@ratatoskr/contracts";
+import type { AppliedTransition, ApplyTransitionOptions, Database, Repositories } from "@ratatoskr/db";
+import type { GiteaClient } from "@ratatoskr/gitea";
+import type { Logger, QueueSet } from "@ratatoskr/runtime";
+
+/** Stops an agent session's running turn on the opencode server that runs it. */
+export type SessionInterrupter = (serverUrl: string, sessionId: string) => Promise<void>;
+
+/** What the intake handlers need; built once by the wiring, replaced piecemeal in tests. */
+export interface IntakeDeps {
+  repos: Repositories;
+  db: Database;
+  queues: QueueSet;
+  gitea: GiteaClient;
+  transition(taskId: number, event: TaskEvent, options?: ApplyTransitionOptions): Promise<AppliedTransition>;
+  interrupt: SessionInterrupter;
+  maxRunning: number;
+  logger: Logger;
+}
+
+/** Commands that queue and run agents, as opposed to `status`/`cancel` and usage answers. */
+export function isWorkCommand(kind: string | null): boolean {
+  return (
+    kind === "plan" || kind === "discuss" || kind === "iterate" || kind === "implement" || kind === "fix"
+  );
+}

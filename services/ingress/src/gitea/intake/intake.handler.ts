@@ -1,0 +1,16 @@
+import type { JobHandler } from "@ratatoskr/runtime";
+import { dispatchNext } from "./dispatch-next.handler.ts";
+import type { IntakeDeps } from "./intake-deps.ts";
+import { routeCommand } from "./route-command.handler.ts";
+
+/** The `intake` queue: route one stored command, or start what may start on an issue/PR. */
+export function createIntakeHandler(deps: IntakeDeps): JobHandler<"intake"> {
+  return async (data) => {
+    switch (data.kind) {
+      case "route-command":
+        return routeCommand(deps, data.taskId);
+      case "dispatch-next":
+        return { started: await dispatchNext(deps, data.targetKey) };
+    }
+  };
+}

@@ -1,0 +1,92 @@
+import { IllegalTransitionError, type TaskEvent } from "@ratatoskr/contracts";
+import type { Task, TaskPatch } from "@ratatoskr/db";
+import { agentUsage } from "@ratatoskr/gitea";
+import { skipped } from "@ratatoskr/runtime";
+import { cancelCommand } from "./cancel-command.ts";
+import type { IntakeDeps } from "./intake-deps.ts";
+import { queueEntries, renderQueue } from "./target-queue.ts";
+
+const MAY_RUN = new Set(["write", "admin", "owner"]);
+
+/**
+ * Commands Gitea users may ask for that no service carries out yet; they are rejected with
+ * this reason instead of starting something that can only fail.
+ */
+export const NOT_AVAILABLE_YET: Readonly<Record<string, string>> = {
+  implement:
+    "`/agent implement` is not available yet: the dev ⇄ reviewer pipeline does not take Gitea commands yet",
+  fix: "`/agent fix` is not available yet: the dev ⇄ reviewer pipeline does not take Gitea commands yet",
+  "pr:iterate":
+    "`/agent iterate` on a PR is not available yet: the dev ⇄ reviewer pipeline does not take Gitea commands yet",
+};
+
+function unavailable(task: Task): string | undefined {
+  return (
+    NOT_AVAILABLE_YET[task.commandKind ?? ""] ?? NOT_AVAILABLE_YET[`${task.targetType}:${task.commandKind}`]
+  );
+}
+
+/**
+ * Authorizes and routes one stored command (G2, G3, G7): rejected unless the commenter has
+ * write, admin or owner permission; a usage answer for unknown subcommands; `status` and
+ * `cancel` answered at once; work commands queued for their issue/PR.
+ */
+export async function routeCommand(deps: IntakeDeps, taskId: number) {
+  const task = await deps.repos.tasks.findById(taskId);
+  if (!task) return skipped(`task ${taskId} does not exist`);
+  if (task.status !== "received") return skipped(`task ${taskId} is already ${task.status}`);
+  const where = { owner: task.repoOwner ?? "", repo: task.repoName ?? "" };
+  const login = task.requesterLogin ?? "";
+  const permission = await deps.gitea.permission(where, login);
+  if (!MAY_RUN.has(permission)) {
+    return settle(
+      deps,
+      task,
+      { type: "command.rejected", reason: "permission" },
+      {
+        failureReason: `@${login} has ${permission === "none" ? "no" : `${permission}`} permission on ${where.owner}/${where.repo}; write, admin or owner is needed`,
+      },
+    );
+  }
+  if (task.commandKind === null) {
+    const given = task.commandMessage
+      ? `\`${task.commandMessage}\` is not a command here`
+      : "a command is missing";
+    return settle(
+      deps,
+      task,
+      { type: "command.rejected", reason: "usage" },
+      {
+        failureReason: `${given}. Usage:\n${agentUsage(task.targetType === "pr" ? "pr" : "issue")}`,
+      },
+    );
+  }
+  if (task.commandKind === "status") {
+    const entries = queueEntries(await deps.repos.tasks.listTargetQueue(task.targetKey ?? ""));
+    return settle(deps, task, { type: "command.answered" }, { resultText: renderQueue(entries) });
+  }
+  if (task.commandKind === "cancel") {
+    const resultText = await cancelCommand(deps, task);
+    return settle(deps, task, { type: "command.answered" }, { resultText });
+  }
+  const notYet = unavailable(task);
+  if (notYet)
+    return settle(
+      deps,
+      task,
+      { type: "command.rejected", reason: "not-available" },
+      { failureReason: notYet },
+    );
+  return settle(deps, task, { type: "command.authorized" }, {});
+}
+
+async function settle(deps: IntakeDeps, task: Task, event: TaskEvent, patch: TaskPatch) {
+  try {
+    const applied = await deps.transition(task.id, event, { patch });
+    deps.logger.info({ taskId: task.id, status: applied.task.status }, "gitea command routed");
+    return { status: applied.task.status };
+  } catch (err) {
+    if (err instanceof IllegalTransitionError) return skipped(`task ${task.id} moved on: ${err.message}`);
+    throw err;
+  }
+}

@@ -1,0 +1,92 @@
+import type { Repositories } from "@ratatoskr/db";
+import { looksLikeAgentCommand, type Comment, type GiteaClient, type RepoRef } from "@ratatoskr/gitea";
+import type { Logger } from "@ratatoskr/runtime";
+import type { AcceptOutcome, IncomingCommand } from "../store/command-acceptor.ts";
+import { commandOf } from "../webhook/comment-command.ts";
+
+const PAGE_SIZE = 50;
+/** A repository never swept before is read this far back. */
+const FIRST_LOOKBACK_MS = 60 * 60_000;
+/** Re-read a little before the cursor: comment clocks and our clock may differ. */
+const OVERLAP_MS = 60_000;
+
+export interface SweepDeps {
+  gitea: GiteaClient;
+  repos: Repositories;
+  botLogin: () => string;
+  accept(command: IncomingCommand): Promise<AcceptOutcome>;
+  dispatch(outcome: Extract<AcceptOutcome, { status: "accepted" }>): void;
+  logger: Logger;
+}
+
+/** `/issues/12` or `/pulls/12` at the end of a comment's issue or PR URL. */
+function numberFrom(url: string | undefined): number | undefined {
+  const match = url ? /\/(?:issues|pulls)\/(\d+)$/.exec(url) : null;
+  return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * Gitea never retries a failed delivery (G1): reads the repository's comments since the
+ * cursor and takes in `/agent` comments through the same idempotent insert as the webhook,
+ * so a comment that did arrive is not taken twice. Returns the task ids it accepted.
+ */
+export async function sweepRepository(deps: SweepDeps, where: RepoRef): Promise<number[]> {
+  const cursor = await deps.repos.sweepCursors.find(where.owner, where.repo);
+  const sinceMs = cursor?.lastCommentAt
+    ? cursor.lastCommentAt.getTime() - OVERLAP_MS
+    : Date.now() - FIRST_LOOKBACK_MS;
+  const since = new Date(sinceMs).toISOString();
+  let lastId = cursor?.lastCommentId ?? null;
+  let lastAt = cursor?.lastCommentAt ?? null;
+  const accepted: number[] = [];
+  for (let page = 1; ; page++) {
+    const comments: Comment[] = await deps.gitea.listRepoComments(where, { since, page, limit: PAGE_SIZE });
+    for (const comment of comments) {
+      const taskId = await takeIn(deps, where, comment);
+      if (taskId !== undefined) accepted.push(taskId);
+      const at = comment.created_at ? new Date(comment.created_at) : null;
+      if (comment.id && (lastId === null || BigInt(comment.id) > lastId)) lastId = BigInt(comment.id);
+      if (at && (!lastAt || at > lastAt)) lastAt = at;
+    }
+    if (comments.length < PAGE_SIZE) break;
+  }
+  await deps.repos.sweepCursors.save({
+    ...where,
+    repoOwner: where.owner,
+    repoName: where.repo,
+    lastCommentId: lastId,
+    lastCommentAt: lastAt,
+  });
+  if (accepted.length > 0)
+    deps.logger.warn(
+      { repo: `${where.owner}/${where.repo}`, accepted },
+      "sweep took in /agent comments whose webhook never arrived",
+    );
+  return accepted;
+}
+
+async function takeIn(deps: SweepDeps, where: RepoRef, comment: Comment): Promise<number | undefined> {
+  const body = comment.body ?? "";
+  if (!comment.id || !looksLikeAgentCommand(body)) return undefined;
+  const isPull = Boolean(comment.pull_request_url);
+  const number =
+    numberFrom(isPull ? comment.pull_request_url : comment.issue_url) ?? numberFrom(comment.issue_url);
+  if (number === undefined) return undefined;
+  const command = commandOf(
+    {
+      ...where,
+      target: isPull ? "pr" : "issue",
+      number,
+      commentId: comment.id,
+      body,
+      author: comment.user?.login ?? "",
+    },
+    deps.botLogin(),
+    { deliveryId: `sweep-${comment.id}`, event: "sweep" },
+  );
+  if (!command) return undefined;
+  const outcome = await deps.accept(command);
+  if (outcome.status !== "accepted") return undefined;
+  deps.dispatch(outcome);
+  return outcome.taskId;
+}

@@ -1,0 +1,24 @@
+import type { GiteaCommandKind } from "@ratatoskr/contracts";
+import { parseAgentComment, type CommentCreated } from "@ratatoskr/gitea";
+import type { IncomingCommand } from "../store/command-acceptor.ts";
+
+/**
+ * What a new comment asks for: nothing (not `/agent …`, or written by the bot itself), or a
+ * command to store. Pure; the webhook and the sweep share it.
+ */
+export function commandOf(
+  comment: CommentCreated,
+  botLogin: string,
+  delivery: { deliveryId: string; event: string },
+): IncomingCommand | undefined {
+  if (comment.author.toLowerCase() === botLogin.toLowerCase()) return undefined;
+  const parsed = parseAgentComment(comment.body, comment.target);
+  if (parsed.kind === "not-a-command") return undefined;
+  const { body: _body, ...where } = comment;
+  return {
+    ...where,
+    kind: parsed.kind === "command" ? (parsed.command as GiteaCommandKind) : null,
+    message: parsed.kind === "command" ? parsed.message : parsed.given,
+    ...delivery,
+  };
+}

@@ -1,0 +1,72 @@
+import { readDelivery, verifySignature } from "@ratatoskr/gitea";
+import type { Logger } from "@ratatoskr/runtime";
+import type { FastifyInstance } from "fastify";
+import type { AcceptOutcome, IncomingCommand } from "../store/command-acceptor.ts";
+import { commandOf } from "./comment-command.ts";
+
+export const GITEA_WEBHOOK_PATH = "/webhooks/gitea";
+
+export interface GiteaWebhookOptions {
+  secret: string;
+  bodyLimitBytes: number;
+  /** The bot's login, known once discovered; its own comments are ignored. */
+  botLogin: () => string;
+  accept(command: IncomingCommand): Promise<AcceptOutcome>;
+  /** Hands the accepted command's follow-ups to the queues (after the answer is decided). */
+  dispatch(outcome: Extract<AcceptOutcome, { status: "accepted" }>): void;
+  logger: Logger;
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+/**
+ * `POST /webhooks/gitea` (G1) in its own context: the body stays raw bytes for the signature.
+ * 401 when unsigned or forged (nothing stored), 400 for unreadable JSON, 204 for anything that
+ * is not a new `/agent` comment, 202 accepted, 200 when the comment was already accepted.
+ */
+export async function registerGiteaWebhook(app: FastifyInstance, opts: GiteaWebhookOptions): Promise<void> {
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(
+      "*",
+      { parseAs: "buffer", bodyLimit: opts.bodyLimitBytes },
+      (_req, body, done) => done(null, body),
+    );
+    scope.setErrorHandler(async (error, request, reply) => {
+      const status = (error as { statusCode?: number }).statusCode;
+      if (status === 413) return reply.code(413).send({ error: "delivery too large" });
+      if (status !== undefined && status >= 400 && status < 500)
+        return reply.code(400).send({ error: "malformed delivery" });
+      // Postgres down: Gitea shows the failed delivery and the sweep takes the comment in later.
+      request.log.error({ err: error }, "gitea delivery not stored");
+      return reply.code(503).send({ error: "not stored, try Redeliver later" });
+    });
+    scope.post(GITEA_WEBHOOK_PATH, async (request, reply) => {
+      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      if (!verifySignature(raw, request.headers["x-gitea-signature"], opts.secret)) {
+        return reply.code(401).send({ error: "bad signature" });
+      }
+      const event = header(request.headers["x-gitea-event"]);
+      const reading = readDelivery(event, raw);
+      if (reading.kind === "malformed") return reply.code(400).send({ error: "malformed delivery" });
+      if (reading.kind === "ignored") return reply.code(204).send();
+      const deliveryId =
+        header(request.headers["x-gitea-delivery"]) ?? `unnamed-${reading.comment.commentId}`;
+      const command = commandOf(reading.comment, opts.botLogin(), {
+        deliveryId,
+        event: event ?? "issue_comment",
+      });
+      if (!command) return reply.code(204).send();
+      const outcome = await opts.accept(command);
+      if (outcome.status === "duplicate") return reply.code(200).send({ status: "duplicate" });
+      opts.logger.info(
+        { taskId: outcome.taskId, deliveryId, commentId: command.commentId, kind: command.kind },
+        "gitea command accepted",
+      );
+      opts.dispatch(outcome);
+      return reply.code(202).send({ status: "accepted", taskId: outcome.taskId });
+    });
+  });
+}

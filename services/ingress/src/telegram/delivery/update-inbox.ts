@@ -1,0 +1,172 @@
+import type { ClaimedUpdate, InboxKey, TelegramUpdateRepository } from "@ratatoskr/db";
+import type { Logger } from "@ratatoskr/runtime";
+import { isPoison, PoisonUpdateError } from "./update-failure.ts";
+
+export type UpdateStore = Pick<
+  TelegramUpdateRepository,
+  "claimNext" | "markDone" | "markPoison" | "postpone" | "ready"
+>;
+
+export interface UpdateInboxOptions {
+  store: UpdateStore;
+  /** Handles one stored update; throws PoisonUpdateError for one that can never be handled. */
+  handle(update: unknown): Promise<void>;
+  logger: Logger;
+  /** How long a claimed update is held; a replica that died holding it frees it after this. */
+  leaseMs?: number;
+  /** How often stored updates nobody is working on are looked for (other replicas', a crash's). */
+  sweepIntervalMs?: number;
+  /** First retry delay after an outage; doubles per attempt up to `maxRetryDelayMs`. */
+  retryDelayMs?: number;
+  maxRetryDelayMs?: number;
+}
+
+const keyOf = (key: InboxKey): string => ("chatId" in key ? `chat:${key.chatId}` : `update:${key.updateId}`);
+
+/**
+ * Works off the stored Telegram updates (X6, T5): per chat one at a time in update order, chats
+ * side by side. An update is done only once handled; an outage leaves it pending and retries it
+ * later (the chat's later updates wait behind it); a poison update is recorded and passed.
+ */
+export class UpdateInbox {
+  private readonly stopping = new AbortController();
+  private readonly drains = new Map<string, { again: boolean; done: Promise<void> }>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweepFailing = false;
+  private readonly leaseMs: number;
+  private readonly retryDelayMs: number;
+  private readonly maxRetryDelayMs: number;
+
+  constructor(private readonly opts: UpdateInboxOptions) {
+    this.leaseMs = opts.leaseMs ?? 30_000;
+    this.retryDelayMs = opts.retryDelayMs ?? 500;
+    this.maxRetryDelayMs = opts.maxRetryDelayMs ?? 30_000;
+  }
+
+  /** Starts the sweep (at once: updates stored before a restart are picked up first). */
+  start(): void {
+    if (this.sweepTimer) return;
+    const every = this.opts.sweepIntervalMs ?? 2_000;
+    const tick = () => {
+      void this.sweep().finally(() => {
+        if (!this.stopping.signal.aborted) this.sweepTimer = setTimeout(tick, every);
+      });
+    };
+    this.sweepTimer = setTimeout(tick, 0);
+  }
+
+  /** Handles the key's pending updates now (or right after the drain in progress). */
+  kick(key: InboxKey): void {
+    if (this.stopping.signal.aborted) return;
+    const id = keyOf(key);
+    const running = this.drains.get(id);
+    if (running) {
+      running.again = true;
+      return;
+    }
+    const state = { again: false, done: Promise.resolve() };
+    this.drains.set(id, state);
+    state.done = (async () => {
+      do {
+        state.again = false;
+        await this.drain(key);
+      } while (state.again && !this.stopping.signal.aborted);
+    })()
+      .catch((err: unknown) => this.opts.logger.error({ err, key: id }, "telegram inbox drain failed"))
+      .finally(() => this.drains.delete(id));
+  }
+
+  /** Stops taking updates and waits for the ones in hand; the rest stay stored for the next start. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    clearTimeout(this.sweepTimer);
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    while (this.drains.size > 0) await Promise.all([...this.drains.values()].map((d) => d.done));
+  }
+
+  /** Chats with work in progress (tests, shutdown logs). */
+  get busy(): number {
+    return this.drains.size;
+  }
+
+  private async sweep(): Promise<void> {
+    try {
+      const keys = await this.opts.store.ready();
+      if (this.sweepFailing) this.opts.logger.info("telegram inbox reachable again");
+      this.sweepFailing = false;
+      for (const key of keys) this.kick(key);
+    } catch (err) {
+      // One line when the database goes away, one when it is back: not one per sweep.
+      if (!this.sweepFailing) this.opts.logger.warn({ err }, "telegram inbox unreachable; will keep trying");
+      this.sweepFailing = true;
+    }
+  }
+
+  private async drain(key: InboxKey): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      let update: ClaimedUpdate | null;
+      try {
+        update = await this.opts.store.claimNext(key, this.leaseMs);
+      } catch {
+        // The sweep reports the outage and picks the chat up again once it is over.
+        return;
+      }
+      if (!update) return;
+      if (!(await this.handleOne(key, update))) return;
+    }
+  }
+
+  /** True when the update is settled (done or poison), false when it waits for a retry. */
+  private async handleOne(key: InboxKey, update: ClaimedUpdate): Promise<boolean> {
+    const { logger } = this.opts;
+    const ids = { updateId: update.updateId, chatId: update.chatId };
+    try {
+      let body: unknown;
+      try {
+        body = JSON.parse(update.payload);
+      } catch {
+        throw new PoisonUpdateError("stored update is not JSON");
+      }
+      await this.opts.handle(body);
+    } catch (err) {
+      if (isPoison(err)) {
+        logger.error({ err, ...ids }, "telegram update can never be handled; acknowledged and skipped");
+        await this.settle(() => this.opts.store.markPoison(update.updateId, String(err)));
+        return true;
+      }
+      const retryInMs = Math.min(this.retryDelayMs * 2 ** update.attempts, this.maxRetryDelayMs);
+      logger.warn({ err, ...ids, attempt: update.attempts + 1, retryInMs }, "telegram update failed; will retry");
+      await this.opts.store.postpone(update.updateId, retryInMs, String(err)).catch(() => undefined);
+      this.later(key, retryInMs + 50);
+      return false;
+    }
+    await this.settle(() => this.opts.store.markDone(update.updateId));
+    return true;
+  }
+
+  /**
+   * Records the outcome, retrying while the database is away: an update handled but not marked
+   * would be handled a second time once its lease ran out.
+   */
+  private async settle(write: () => Promise<void>): Promise<void> {
+    for (let delay = this.retryDelayMs; ; delay = Math.min(delay * 2, this.maxRetryDelayMs)) {
+      try {
+        return await write();
+      } catch (err) {
+        if (this.stopping.signal.aborted) throw err;
+        this.opts.logger.warn({ err, retryInMs: delay }, "telegram update outcome not recorded; retrying");
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+
+  private later(key: InboxKey, ms: number): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.kick(key);
+    }, ms);
+    this.timers.add(timer);
+  }
+}

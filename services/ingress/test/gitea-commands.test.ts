@@ -1,0 +1,165 @@
+import type { Task } from "@ratatoskr/db";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { reconcileStatusComment } from "@ratatoskr/notifier";
+import { GiteaClient } from "@ratatoskr/gitea";
+import { GiteaHarness, REPO, WAIT } from "./support/gitea-harness.ts";
+
+let h: GiteaHarness;
+
+beforeAll(async () => {
+  h = await GiteaHarness.start();
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+/** The order commands of an issue started running in, from the audit log. */
+async function startOrder(tasks: Task[]): Promise<number[]> {
+  const events = await h.prisma.taskEvent.findMany({
+    where: { taskId: { in: tasks.map((t) => t.id) }, toStatus: "running" },
+    orderBy: { id: "asc" },
+  });
+  return events.map((e) => e.taskId);
+}
+
+/** Stands in for the agent service: the running command finishes. */
+const finish = (task: Task) => h.transition(task.id, { type: "command.succeeded" });
+
+describe("Gitea commands", () => {
+  it("runs three commands of one issue strictly in order while another issue runs alongside", async () => {
+    const one = h.gitea.addIssue(REPO, "Order one").number!;
+    const two = h.gitea.addIssue(REPO, "Order two").number!;
+    const a = await h.command(one, "/agent plan first");
+    const b = await h.command(one, "/agent discuss second", "bob");
+    const c = await h.command(one, "/agent iterate third");
+    const other = await h.command(two, "/agent plan elsewhere");
+    await h.waitForStatus(a.id, "running");
+    await h.waitForStatus(other.id, "running");
+    await h.waitForStatusComment(one, b.id, "🕒 queued — position 1");
+    await h.waitForStatusComment(one, c.id, "🕒 queued — position 2");
+    expect((await h.prisma.task.findUniqueOrThrow({ where: { id: b.id } })).status).toBe("queued");
+
+    await finish(a);
+    await h.waitForStatus(b.id, "running");
+    await h.waitForStatusComment(one, c.id, "position 1");
+    await finish(b);
+    await h.waitForStatus(c.id, "running");
+    await finish(c);
+    await finish(other);
+    await h.waitForStatus(c.id, "succeeded");
+    expect(await startOrder([a, b, c])).toEqual([a.id, b.id, c.id]);
+    await h.waitForStatusComment(one, a.id, "✅ done");
+  });
+
+  it("starts at most GITEA_MAX_RUNNING commands over all issues, and the next when one ends", async () => {
+    const numbers = [1, 2, 3].map((i) => h.gitea.addIssue(REPO, `Limit ${i}`).number!);
+    const tasks = [];
+    for (const n of numbers) tasks.push(await h.command(n, "/agent plan"));
+    await h.waitForStatus(tasks[0]!.id, "running");
+    await h.waitForStatus(tasks[1]!.id, "running");
+    await h.waitForStatus(tasks[2]!.id, "queued");
+    await finish(tasks[0]!);
+    await h.waitForStatus(tasks[2]!.id, "running");
+    await finish(tasks[1]!);
+    await finish(tasks[2]!);
+  });
+
+  it("rejects a reader-only commenter in the status comment and runs nothing", async () => {
+    const n = h.gitea.addIssue(REPO, "Readers").number!;
+    const task = await h.command(n, "/agent plan", "rita");
+    await h.waitForStatus(task.id, "rejected");
+    await h.waitForStatusComment(
+      n,
+      task.id,
+      "🚫 rejected",
+      "@rita has read permission",
+      "write, admin or owner",
+    );
+    expect(await h.prisma.taskEvent.count({ where: { taskId: task.id, toStatus: "running" } })).toBe(0);
+  });
+
+  it("answers an unknown subcommand with the usage", async () => {
+    const n = h.gitea.addIssue(REPO, "Usage").number!;
+    const task = await h.command(n, "/agent deploy now");
+    await h.waitForStatusComment(
+      n,
+      task.id,
+      "🚫 rejected",
+      "`deploy` is not a command here",
+      "/agent plan [message]",
+    );
+  });
+
+  it("/agent status lists the running command and two waiting ones with positions", async () => {
+    const n = h.gitea.addIssue(REPO, "Status").number!;
+    const run = await h.command(n, "/agent plan");
+    await h.waitForStatus(run.id, "running");
+    const q1 = await h.command(n, "/agent discuss");
+    const q2 = await h.command(n, "/agent iterate", "bob");
+    await h.waitForStatus(q2.id, "queued");
+    const status = await h.command(n, "/agent status");
+    await h.waitForStatus(status.id, "succeeded");
+    await h.waitForStatusComment(
+      n,
+      status.id,
+      `▶ running: \`plan\` (#${run.id}) by @alice`,
+      `1. waiting: \`discuss\` (#${q1.id}) by @alice`,
+      `2. waiting: \`iterate\` (#${q2.id}) by @bob`,
+    );
+    for (const t of [run, q1, q2]) await h.transition(t.id, { type: "command.cancelled" });
+  });
+
+  it("/agent cancel stops the running command, says so in both comments, and the next one runs", async () => {
+    const n = h.gitea.addIssue(REPO, "Cancel").number!;
+    const run = await h.command(n, "/agent plan");
+    await h.waitForStatus(run.id, "running");
+    const next = await h.command(n, "/agent discuss");
+    const cancel = await h.command(n, "/agent cancel", "bob");
+    await h.waitForStatus(run.id, "cancelled");
+    await h.waitForStatusComment(n, run.id, "⏹️ cancelled", "cancelled by @bob");
+    await h.waitForStatusComment(
+      n,
+      cancel.id,
+      "✅ done",
+      `Cancelled \`plan\` (#${run.id}) by @alice, which was running`,
+    );
+    await h.waitForStatus(next.id, "running");
+    const cancelAgain = await h.command(n, "/agent cancel");
+    await h.waitForStatus(next.id, "cancelled");
+    await h.waitForStatusComment(n, cancelAgain.id, `Cancelled \`discuss\` (#${next.id})`);
+  });
+
+  it("recreates a deleted status comment exactly once, even with ten reconciles racing", async () => {
+    const n = h.gitea.addIssue(REPO, "Deleted").number!;
+    const task = await h.command(n, "/agent plan");
+    await h.waitForStatus(task.id, "running");
+    const first = await h.waitForStatusComment(n, task.id, "▶️ running");
+    h.gitea.deleteComment(REPO, first.id!);
+    const deps = {
+      db: h.database.db,
+      repos: h.host.context.repos,
+      gitea: new GiteaClient({ baseUrl: h.gitea.url, token: h.gitea.token }),
+    };
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, () => reconcileStatusComment(deps, task.id)),
+    );
+    expect(results.filter((r) => r.status === "fulfilled" && r.value.action === "created")).toHaveLength(1);
+    await finish(task);
+    const final = await h.waitForStatusComment(n, task.id, "✅ done");
+    expect(final.id).not.toBe(first.id);
+    expect(h.statusComments(n, task.id)).toHaveLength(1);
+  });
+
+  it("finds its status comment again by the hidden marker when the stored id is lost", async () => {
+    const n = h.gitea.addIssue(REPO, "Marker").number!;
+    const task = await h.command(n, "/agent plan");
+    const shown = await h.waitForStatusComment(n, task.id, "▶️ running");
+    await h.prisma.task.update({ where: { id: task.id }, data: { statusCommentId: null } });
+    await finish(task);
+    await vi.waitFor(async () => {
+      const row = await h.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
+      expect(row.statusCommentId).toBe(BigInt(shown.id!));
+    }, WAIT);
+    await h.waitForStatusComment(n, task.id, "✅ done");
+  });
+});

@@ -1,0 +1,118 @@
+import { randomUUID } from "node:crypto";
+import { giteaJson } from "@ratatoskr/testkit";
+import { signBody } from "@ratatoskr/gitea";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { GiteaHarness, REPO, SECRET, WAIT } from "./support/gitea-harness.ts";
+
+let h: GiteaHarness;
+
+beforeAll(async () => {
+  h = await GiteaHarness.start({ GITEA_REPOS: REPO, GITEA_SWEEP_INTERVAL_MS: "300" });
+  h.gitea.addIssue(REPO, "Webhook issue");
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+function payload(commentId: number, body: string, author = "alice") {
+  return {
+    action: "created",
+    issue: { id: 1, number: 1, title: "Webhook issue", pull_request: null },
+    comment: { id: commentId, body, user: { id: 9, login: author }, html_url: "x" },
+    repository: { id: 1, name: "web", full_name: REPO, owner: { id: 2, login: "acme" } },
+    sender: { id: 9, login: author },
+    is_pull: false,
+  };
+}
+
+function headers(body: string, extra: Record<string, string> = {}) {
+  return {
+    "x-gitea-event": "issue_comment",
+    "x-gitea-event-type": "issue_comment",
+    "x-gitea-delivery": randomUUID(),
+    "x-gitea-signature": signBody(body, SECRET),
+    ...extra,
+  };
+}
+
+const taskCount = () => h.prisma.task.count();
+
+describe("POST /webhooks/gitea", () => {
+  it("answers 401 to a forged or missing signature and stores nothing", async () => {
+    const body = giteaJson(payload(900_001, "/agent plan"));
+    const before = await taskCount();
+    const forged = await h.gitea.webhooks.postRaw(
+      headers(body, { "x-gitea-signature": signBody(body, "guess") }),
+      body,
+    );
+    const missing = await h.gitea.webhooks.postRaw({ "x-gitea-event": "issue_comment" }, body);
+    const reserialised = await h.gitea.webhooks.postRaw(headers(JSON.stringify(JSON.parse(body))), body);
+    expect([forged.status, missing.status, reserialised.status]).toEqual([401, 401, 401]);
+    expect(await taskCount()).toBe(before);
+    expect(await h.prisma.webhookDelivery.count({ where: { commentId: 900_001n } })).toBe(0);
+  });
+
+  it("answers 204 to what is not a new /agent comment and 400 to broken JSON, never 5xx", async () => {
+    const before = await taskCount();
+    const cases: [Record<string, string>, string][] = [
+      [{}, giteaJson(payload(900_002, "just a remark"))],
+      [{}, giteaJson(payload(900_003, "/agent plan", h.gitea.botLogin))],
+      [{}, giteaJson({ ...payload(900_004, "/agent plan"), action: "edited" })],
+      [{}, giteaJson({ ...payload(900_005, "/agent plan"), action: "deleted" })],
+      [{ "x-gitea-event": "push" }, giteaJson({ ref: "refs/heads/main" })],
+      [
+        { "x-gitea-event": "pull_request_comment", "x-gitea-event-type": "pull_request_review_comment" },
+        giteaJson({ action: "reviewed", review: { content: "/agent fix" } }),
+      ],
+      [{}, giteaJson({ action: "created", repository: { name: "web" } })],
+    ];
+    for (const [extra, body] of cases) {
+      const res = await h.gitea.webhooks.postRaw(headers(body, extra), body);
+      expect(res.status, body.slice(0, 80)).toBe(204);
+    }
+    const broken = '{"action": "created", ';
+    const res = await h.gitea.webhooks.postRaw(headers(broken), broken);
+    expect(res.status).toBe(400);
+    expect(res.text).not.toMatch(/Unexpected|position|SyntaxError/);
+    expect(await taskCount()).toBe(before);
+  });
+
+  it("accepts a comment once: Redeliver under a new UUID answers 200 and changes nothing", async () => {
+    const { comment, deliveries } = await h.gitea.comment(REPO, 1, "alice", "/agent status");
+    expect(deliveries[0]?.status).toBe(202);
+    const again = await h.gitea.webhooks.redeliver(deliveries[0]!.uuid);
+    expect(again.uuid).not.toBe(deliveries[0]!.uuid);
+    expect(again.status).toBe(200);
+    expect(await h.prisma.task.count({ where: { commentId: BigInt(comment.id!) } })).toBe(1);
+  });
+
+  it("turns 50 concurrent deliveries of one comment into one command and one status comment", async () => {
+    const body = giteaJson(payload(900_050, "/agent status"));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => h.gitea.webhooks.postRaw(headers(body), body)),
+    );
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses.filter((s) => s === 202)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(49);
+    const task = await h.taskOfComment(900_050);
+    await h.waitForStatus(task.id, "succeeded");
+    await h.waitForStatusComment(1, task.id, "✅ done");
+    expect(h.statusComments(1, task.id)).toHaveLength(1);
+  });
+
+  it("takes in a comment whose delivery was dropped, through the sweep", async () => {
+    h.gitea.webhooks.dropNext(1);
+    const { comment, deliveries } = await h.gitea.comment(REPO, 1, "alice", "/agent status");
+    expect(deliveries[0]?.dropped).toBe(true);
+    const task = await h.taskOfComment(comment.id!);
+    await h.waitForStatus(task.id, "succeeded");
+    const delivery = await h.prisma.webhookDelivery.findFirst({ where: { commentId: BigInt(comment.id!) } });
+    expect(delivery?.deliveryId).toBe(`sweep-${comment.id}`);
+    // The sweep passes again and again: still one command.
+    await vi.waitFor(async () => {
+      const cursor = await h.prisma.giteaSweepCursor.findFirst();
+      expect(cursor?.lastCommentId).toBeGreaterThanOrEqual(BigInt(comment.id!));
+    }, WAIT);
+    expect(await h.prisma.task.count({ where: { commentId: BigInt(comment.id!) } })).toBe(1);
+  });
+});

@@ -1,0 +1,102 @@
+import type { Database, Repositories, Task } from "@ratatoskr/db";
+import { isNotFound, type GiteaClient } from "@ratatoskr/gitea";
+import { RetryLaterError } from "@ratatoskr/runtime";
+import { hasMarker, renderStatusComment, type StatusFacts } from "./status-comment.renderer.ts";
+
+export interface StatusCommentDeps {
+  db: Database;
+  repos: Repositories;
+  gitea: GiteaClient;
+}
+
+export type ReconcileResult =
+  | { action: "edited" | "created" | "found-by-marker"; commentId: number }
+  | { action: "skipped"; why: string };
+
+const TRY_LOCK = "SELECT pg_try_advisory_lock(hashtext(current_schema() || ':gitea-status'), $1) AS locked";
+const UNLOCK = "SELECT pg_advisory_unlock(hashtext(current_schema() || ':gitea-status'), $1)";
+
+async function factsOf(deps: StatusCommentDeps, task: Task): Promise<StatusFacts> {
+  const { prisma } = deps.db;
+  const [started, latest, sums, line] = await Promise.all([
+    prisma.taskEvent.findFirst({ where: { taskId: task.id, toStatus: "running" }, orderBy: { id: "desc" } }),
+    prisma.agentTrace.findFirst({ where: { taskId: task.id }, orderBy: { startedAt: "desc" } }),
+    prisma.agentTrace.aggregate({
+      where: { taskId: task.id },
+      _sum: { tokensInput: true, tokensOutput: true, tokensReasoning: true, cost: true },
+    }),
+    task.status === "queued" && task.targetKey
+      ? deps.repos.tasks.listTargetQueue(task.targetKey)
+      : Promise.resolve([]),
+  ]);
+  const waiting = line.filter(
+    (t) =>
+      t.status !== "running" &&
+      t.commandKind !== null &&
+      t.commandKind !== "status" &&
+      t.commandKind !== "cancel",
+  );
+  const index = waiting.findIndex((t) => t.id === task.id);
+  const s = sums._sum;
+  return {
+    ...(index >= 0 ? { position: index + 1 } : {}),
+    ...(started ? { startedAt: started.createdAt } : {}),
+    ...(latest ? { stage: latest.agent } : {}),
+    tokens: (s.tokensInput ?? 0) + (s.tokensOutput ?? 0) + (s.tokensReasoning ?? 0),
+    costUsd: s.cost ?? 0,
+    now: new Date(),
+  };
+}
+
+/**
+ * Brings one command's status comment in line with its task (G5). A Postgres advisory lock per
+ * task makes every notifier replica take turns, so one command never gets two comments. The
+ * stored comment is edited; if it is gone, the comment carrying the task's hidden marker is
+ * adopted (a create whose id was never stored), else exactly one new comment is made.
+ */
+export async function reconcileStatusComment(
+  deps: StatusCommentDeps,
+  taskId: number,
+): Promise<ReconcileResult> {
+  const client = await deps.db.pool.connect();
+  let broken = false;
+  try {
+    const { rows } = await client.query<{ locked: boolean }>(TRY_LOCK, [taskId]);
+    if (!rows[0]?.locked) throw new RetryLaterError(300, `status comment of task ${taskId} is being written`);
+    try {
+      return await reconcileLocked(deps, taskId);
+    } finally {
+      await client.query(UNLOCK, [taskId]).catch(() => {
+        broken = true;
+      });
+    }
+  } finally {
+    client.release(broken);
+  }
+}
+
+async function reconcileLocked(deps: StatusCommentDeps, taskId: number): Promise<ReconcileResult> {
+  const task = await deps.repos.tasks.findById(taskId);
+  if (!task || task.source !== "gitea")
+    return { action: "skipped", why: `task ${taskId} is not a Gitea command` };
+  const where = { owner: task.repoOwner ?? "", repo: task.repoName ?? "" };
+  const number = task.targetNumber ?? 0;
+  const body = renderStatusComment(task, await factsOf(deps, task));
+  if (task.statusCommentId !== null) {
+    try {
+      await deps.gitea.editComment(where, Number(task.statusCommentId), body);
+      return { action: "edited", commentId: Number(task.statusCommentId) };
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+  const existing = (await deps.gitea.listIssueComments(where, number)).find((c) => hasMarker(c.body, taskId));
+  if (existing?.id) {
+    await deps.gitea.editComment(where, existing.id, body);
+    await deps.repos.tasks.setStatusComment(taskId, existing.id);
+    return { action: "found-by-marker", commentId: existing.id };
+  }
+  const created = await deps.gitea.createComment(where, number, body);
+  await deps.repos.tasks.setStatusComment(taskId, created.id ?? 0);
+  return { action: "created", commentId: created.id ?? 0 };
+}

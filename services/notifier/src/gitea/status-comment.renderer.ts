@@ -1,0 +1,88 @@
+import type { Task } from "@ratatoskr/db";
+
+/** Hidden in the rendered comment; finds the comment again when its stored id is gone (G5). */
+export function statusMarker(taskId: number): string {
+  return `<!-- ratatoskr:status task=${taskId} -->`;
+}
+
+export function hasMarker(body: string | undefined, taskId: number): boolean {
+  return (body ?? "").includes(statusMarker(taskId));
+}
+
+/** What the status comment shows beyond the task row. */
+export interface StatusFacts {
+  /** 1-based place in the issue/PR's line while queued. */
+  position?: number;
+  /** When the command started running. */
+  startedAt?: Date;
+  /** The agent working now, e.g. `planner`, `reviewer`. */
+  stage?: string;
+  tokens: number;
+  costUsd: number;
+  now: Date;
+}
+
+const HEADLINE: Record<string, string> = {
+  received: "📥 received — checking permission",
+  queued: "🕒 queued",
+  running: "▶️ running",
+  succeeded: "✅ done",
+  failed: "❌ failed",
+  rejected: "🚫 rejected",
+  cancelled: "⏹️ cancelled",
+};
+
+function duration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  const m = Math.floor(s / 60);
+  return m > 0 ? `${m} min ${s % 60} s` : `${s} s`;
+}
+
+function usage(facts: StatusFacts): string {
+  return `${facts.tokens.toLocaleString("en-US")} tokens, $${facts.costUsd.toFixed(4)}`;
+}
+
+/** The whole status comment of one command, Markdown with the hidden marker first. Pure. */
+export function renderStatusComment(task: Task, facts: StatusFacts): string {
+  const command = task.commandKind ? `/agent ${task.commandKind}` : "/agent";
+  const lines = [
+    statusMarker(task.id),
+    `**\`${command}\`** by @${task.requesterLogin ?? "?"} · command #${task.id}`,
+    "",
+  ];
+  let headline = HEADLINE[task.status] ?? task.status;
+  if (task.status === "queued" && facts.position !== undefined)
+    headline += ` — position ${facts.position} in this ${task.targetType === "pr" ? "PR" : "issue"}'s line`;
+  lines.push(`**Status:** ${headline}`);
+  if (task.status === "running") {
+    if (facts.stage)
+      lines.push(
+        `**Stage:** ${facts.stage}${task.round > 0 ? `, round ${task.round} of ${task.maxRounds}` : ""}`,
+      );
+    if (facts.startedAt)
+      lines.push(`**Elapsed:** ${duration(facts.now.getTime() - facts.startedAt.getTime())}`);
+    lines.push(`**So far:** ${usage(facts)}`);
+    if (task.agentServerUrl && task.agentSessionId) {
+      lines.push(
+        "",
+        "Watch the agent:",
+        "```",
+        `opencode attach ${task.agentServerUrl} --session ${task.agentSessionId}`,
+        "```",
+      );
+    }
+  }
+  if (task.status === "rejected" || task.status === "failed" || task.status === "cancelled") {
+    if (task.failureReason) lines.push("", task.failureReason);
+  }
+  if (task.resultText && (task.status === "succeeded" || task.status === "failed"))
+    lines.push("", task.resultText);
+  if (task.prUrl) lines.push("", `**Pull request:** ${task.prUrl}`);
+  if (task.branch && task.status === "succeeded") lines.push(`**Branch:** \`${task.branch}\``);
+  if (task.status === "succeeded" || task.status === "failed" || task.status === "cancelled") {
+    if (facts.tokens > 0 || facts.costUsd > 0) lines.push("", `**Cost:** ${usage(facts)}`);
+    if (facts.startedAt && task.finishedAt)
+      lines.push(`**Took:** ${duration(task.finishedAt.getTime() - facts.startedAt.getTime())}`);
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,162 @@
+import { Queue } from "bullmq";
+import type { QueueName } from "@ratatoskr/contracts";
+import {
+  FakeTelegram,
+  createBareRepo,
+  gitFixture,
+  startOpencodeServer,
+  startScriptedModel,
+  startServiceProcess,
+  type OpencodeServer,
+  type ScriptedModel,
+  type ServiceProcess,
+} from "@ratatoskr/testkit";
+import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from "@ratatoskr/testkit/vitest";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const AGENTS_DIR = fileURLToPath(new URL("../../agents/", import.meta.url));
+export const DEV = "You are the developer agent of Ratatoskr";
+export const REVIEWER = "You are the reviewer agent of Ratatoskr";
+export const CHATS = [201, 202, 203, 204, 205, 206, 207, 208, 209, 210];
+
+export type PipelineService = "ingress" | "dev" | "reviewer" | "notifier" | "postmortem" | "analyst";
+
+/**
+ * The pipeline as a person meets it: services as separate processes sharing only Redis and
+ * Postgres, a real opencode serve on the scripted model with the project's own agents, local
+ * bare git repositories as the git host, and a fake Telegram.
+ */
+export class PipelineHarness {
+  database!: TestDatabase;
+  redis!: TestRedis;
+  telegram!: FakeTelegram;
+  model!: ScriptedModel;
+  opencode!: OpencodeServer;
+  root!: string;
+  remotes!: string;
+  env!: NodeJS.ProcessEnv;
+  readonly running = new Map<string, ServiceProcess>();
+  private readonly queues: Queue[] = [];
+
+  async start(services: readonly PipelineService[], extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
+    [this.database, this.telegram, this.model] = await Promise.all([
+      createTestDatabase(),
+      new FakeTelegram().start(),
+      startScriptedModel(),
+    ]);
+    this.redis = createTestRedis();
+    this.opencode = await startOpencodeServer({ provider: { baseUrl: this.model.url }, agentsDir: AGENTS_DIR });
+    this.root = await mkdtemp(join(tmpdir(), "ratatoskr-pipeline-"));
+    this.remotes = join(this.root, "remotes");
+    await mkdir(this.remotes, { recursive: true });
+    this.env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      REDIS_URL: this.redis.url,
+      DATABASE_URL: this.database.connectionString,
+      DATABASE_SCHEMA: this.database.schema,
+      QUEUE_PREFIX: this.redis.prefix,
+      LOG_LEVEL: "info",
+      SHUTDOWN_TIMEOUT_MS: "5000",
+      BULL_BOARD_DISABLED: "true",
+      TELEGRAM_BOT_TOKEN: this.telegram.token,
+      TELEGRAM_API_ROOT: this.telegram.url,
+      TELEGRAM_ALLOWED_CHAT_IDS: CHATS.join(","),
+      BOT_LOCALE: "en",
+      OPENCODE_URL: this.opencode.url,
+      OPENCODE_SERVER_PASSWORD: this.opencode.password,
+      OPENCODE_MODEL: `fake/${this.model.modelId}`,
+      WORKSPACE_DIR: join(this.root, "workspaces"),
+      LOCAL_GIT_ROOT: this.remotes,
+      ...extraEnv,
+    };
+    const started = await Promise.all(services.map((name) => this.startService(name)));
+    for (const service of started) this.running.set(service.name, service);
+  }
+
+  startService(name: PipelineService, env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
+    return startServiceProcess(name, { env: { ...this.env, ...env }, timeoutMs: 90_000 });
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.running.values()].map((service) => service.stop("SIGKILL")));
+    await Promise.all(this.queues.map((queue) => queue.close()));
+    await Promise.allSettled([this.telegram?.stop(), this.opencode?.stop(), this.model?.close()]);
+    await this.redis?.cleanup();
+    await this.database?.drop();
+    if (this.root) await rm(this.root, { recursive: true, force: true });
+  }
+
+  queue(name: QueueName): Queue {
+    const queue = new Queue(name, { connection: { url: this.redis.url }, prefix: this.redis.prefix });
+    this.queues.push(queue);
+    return queue;
+  }
+
+  /** A bare repository `<owner>/<name>.git` on the local git host. */
+  repo(fullName: string, files: Record<string, string> = { "README.md": "# shop\n" }): Promise<string> {
+    return createBareRepo(this.remotes, fullName, files);
+  }
+
+  bare(fullName: string): string {
+    return join(this.remotes, `${fullName}.git`);
+  }
+
+  /** Runs git in a bare remote (what anyone cloning it would see). */
+  git(fullName: string, args: readonly string[]): Promise<string> {
+    return gitFixture(this.bare(fullName), args);
+  }
+
+  /**
+   * A task whose draft the analyst completed (status `ready`, the chat's active task), then the
+   * person's "go" in the chat: everything after the approval is the real pipeline.
+   */
+  async approvedTask(chatId: number, draft: { title: string; repos: string[]; goal?: string; maxRounds?: number }) {
+    const task = await this.database.db.prisma.task.create({
+      data: {
+        source: "telegram",
+        chatId,
+        userId: chatId,
+        locale: "en",
+        maxTurns: 5,
+        maxRounds: draft.maxRounds ?? 3,
+        status: "ready",
+        title: draft.title,
+        goal: draft.goal ?? `${draft.title}.`,
+        repos: draft.repos,
+        why: "Tests need it.",
+        acceptanceCriteria: ["the change is pushed"],
+        activeInChat: { connectOrCreate: { where: { chatId }, create: { chatId } } },
+      },
+    });
+    this.telegram.sendText(chatId, "go");
+    return task.id;
+  }
+
+  /** Plain texts of the bot's messages to a chat, oldest first. */
+  texts(chatId: number): string[] {
+    return this.telegram.sent(chatId).filter((r) => r.kind === "sent").map((r) => r.plainText);
+  }
+
+  /** Waits until a bot message to the chat contains `text`; returns every message so far. */
+  async waitForText(chatId: number, text: string, timeoutMs = 60_000): Promise<string[]> {
+    await this.telegram.waitForMessages(chatId, (record) => record.plainText.includes(text), { timeoutMs, kind: "sent" });
+    return this.texts(chatId);
+  }
+
+  task(taskId: number) {
+    return this.database.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+  }
+
+  traces(taskId: number) {
+    return this.database.db.prisma.agentTrace.findMany({ where: { taskId }, orderBy: [{ startedAt: "asc" }, { id: "asc" }] });
+  }
+
+  /** What the service processes logged so far, for failure messages. */
+  logs(): string {
+    return [...this.running.values()].map((s) => `--- ${s.name}\n${s.output().slice(-4000)}`).join("\n");
+  }
+}
