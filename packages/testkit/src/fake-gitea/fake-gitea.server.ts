@@ -9,12 +9,22 @@ import { registerPullRoutes } from "./pull.routes.ts";
 import { registerRepoRoutes } from "./repo.routes.ts";
 import { RepoStore, type RepoOverrides } from "./repo.store.ts";
 import { WebhookSender, type FakeDelivery } from "./webhook.sender.ts";
+import { GitBacking, registerGitRoutes } from "./git.routes.ts";
+import { createBareRepo } from "../git-http/bare-repo.ts";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 export interface FakeGiteaOptions {
   /** The API token the fake accepts. Default `fake-gitea-token`. */
   token?: string;
   /** Login of the token's user (the bot account). Default `ratatoskr-bot`. */
   botLogin?: string;
+  /**
+   * Directory of the bare repositories behind {@link FakeGitea.createRepo} (served over smart
+   * HTTP at `<url>/<owner>/<name>.git`). Default: a new temporary directory.
+   */
+  gitRoot?: string;
 }
 
 /** One API call as the fake received it. */
@@ -26,11 +36,14 @@ export interface GiteaRequest {
   authorized: boolean;
 }
 
-/** The token from `Authorization: token|Bearer …` or `?token=` / `?access_token=`, as Gitea reads it. */
+/** The token from `Authorization: token|Bearer …`, basic auth's password, or `?token=` / `?access_token=`, as Gitea reads it. */
 function tokenOf(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   const match = header ? /^(?:token|bearer)\s+(\S+)$/i.exec(header) : null;
   if (match) return match[1];
+  // Basic auth with the token as password (what git sends), as Gitea accepts it.
+  const basic = header ? /^basic\s+(\S+)$/i.exec(header) : null;
+  if (basic?.[1]) return Buffer.from(basic[1], "base64").toString("utf8").split(":").slice(1).join(":");
   const query = request.query as Record<string, string | undefined>;
   return query.token ?? query.access_token;
 }
@@ -52,12 +65,54 @@ export class FakeGitea {
   private readonly log: GiteaRequest[] = [];
   private app: FastifyInstance | undefined;
   private address: string | undefined;
+  private git: GitBacking | undefined;
+  private ownsGitRoot = false;
+  private readonly gitRoot: string | undefined;
 
   constructor(options: FakeGiteaOptions = {}) {
     this.token = options.token ?? "fake-gitea-token";
     this.repos = new RepoStore(() => this.url);
     this.issues = new IssueStore(() => this.url);
     this.botLogin = options.botLogin ?? "ratatoskr-bot";
+    this.gitRoot = options.gitRoot;
+  }
+
+  /** The bare repositories behind the fake (after `start`). */
+  get gitBacking(): GitBacking {
+    if (!this.git) throw new Error("FakeGitea is not started");
+    return this.git;
+  }
+
+  /**
+   * Adds a repository backed by a real bare git repository whose default branch holds `files`
+   * (one commit), cloneable and pushable at its `clone_url` with the token as password.
+   */
+  async createRepo(
+    fullName: string,
+    files: Record<string, string> = { "README.md": "# fixture\n" },
+    overrides?: RepoOverrides,
+  ): Promise<Repository> {
+    await createBareRepo(this.gitBacking.root, fullName.toLowerCase(), files);
+    return this.addRepo(fullName, overrides);
+  }
+
+  /** Path of a repository's bare git directory (run git there to see what was pushed). */
+  bareDir(fullName: string): string {
+    return this.gitBacking.bareDir(fullName);
+  }
+
+  /** A person merges (or only closes) a pull request in the UI. */
+  closePull(repoFullName: string, number: number, merged: boolean): PullRequest {
+    const stored = this.issues.find(this.repo(repoFullName), number);
+    if (!stored?.pull) throw new Error(`${repoFullName}!${number} is no pull request`);
+    const now = new Date().toISOString();
+    stored.pull.state = "closed";
+    stored.pull.merged = merged;
+    stored.pull.closed_at = now;
+    if (merged) stored.pull.merged_at = now;
+    stored.issue.state = "closed";
+    stored.issue.pull_request = { ...stored.issue.pull_request, merged, ...(merged ? { merged_at: now } : {}) };
+    return stored.pull;
   }
 
   /** Base URL (what GITEA_URL is set to), e.g. `http://127.0.0.1:43121`. */
@@ -183,7 +238,15 @@ export class FakeGitea {
       issues: this.issues,
       baseUrl,
       botLogin: this.botLogin,
-      branchExists: async () => true,
+      // A repository without git behind it (addRepo) takes any branch, as before.
+      branchExists: async (repo, branch) =>
+        !(await this.git?.has(repo)) || (await this.git?.branchSha(repo, branch)) !== undefined,
+      headSha: async (repo, branch) => this.git?.branchSha(repo, branch),
+    });
+    registerGitRoutes(app, {
+      git: () => this.git,
+      token: this.token,
+      baseUrl,
     });
     app.setNotFoundHandler(async (_request, reply) =>
       reply.code(404).send(apiError(baseUrl(), GITEA_MESSAGES.notFound)),
@@ -192,6 +255,10 @@ export class FakeGitea {
   }
 
   async start(): Promise<this> {
+    if (!this.git) {
+      this.ownsGitRoot = this.gitRoot === undefined;
+      this.git = new GitBacking(this.gitRoot ?? (await mkdtemp(join(tmpdir(), "fake-gitea-git-"))));
+    }
     this.app = this.build();
     const address = await this.app.listen({ host: "127.0.0.1", port: 0 });
     this.address = address.replace("[::1]", "127.0.0.1");
@@ -202,5 +269,6 @@ export class FakeGitea {
     await this.webhooks.settle();
     await this.app?.close();
     this.app = undefined;
+    if (this.ownsGitRoot && this.git) await rm(this.git.root, { recursive: true, force: true });
   }
 }

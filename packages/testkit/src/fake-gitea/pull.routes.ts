@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import type { CreatePullRequestOption } from "gitea-js";
+import type { CreatePullRequestOption, PullRequest } from "gitea-js";
 import { apiError, GITEA_MESSAGES } from "./gitea-api.errors.ts";
 import type { IssueStore } from "./issue.store.ts";
 import type { RepoStore } from "./repo.store.ts";
@@ -15,16 +15,25 @@ export function registerPullRoutes(
     baseUrl: () => string;
     botLogin: string;
     branchExists(repo: string, branch: string): Promise<boolean>;
+    /** The branch's tip in the backing git repository (undefined without one). */
+    headSha(repo: string, branch: string): Promise<string | undefined>;
   },
 ): void {
   const { repos, issues, baseUrl } = deps;
+  /** A PR's head moves with its branch, as on Gitea. */
+  const fresh = async (repo: string, pull: PullRequest): Promise<PullRequest> => {
+    const sha = pull.head?.ref ? await deps.headSha(repo, pull.head.ref) : undefined;
+    if (sha && pull.head) pull.head.sha = sha;
+    return pull;
+  };
   app.get<{ Params: RepoParams; Querystring: { state?: string } }>(
     "/api/v1/repos/:owner/:repo/pulls",
     async (request, reply) => {
       const repo = repos.find(request.params.owner, request.params.repo);
       if (!repo) return reply.code(404).send(apiError(baseUrl(), GITEA_MESSAGES.notFound));
       const state = request.query.state ?? "open";
-      return issues.pulls(repo).filter((p) => state === "all" || p.state === state);
+      const pulls = issues.pulls(repo).filter((p) => state === "all" || p.state === state);
+      return Promise.all(pulls.map((p) => fresh(repo.full_name ?? "", p)));
     },
   );
 
@@ -33,7 +42,7 @@ export function registerPullRoutes(
     async (request, reply) => {
       const repo = repos.find(request.params.owner, request.params.repo);
       const pull = repo && issues.find(repo, Number(request.params.index))?.pull;
-      return pull ?? reply.code(404).send(apiError(baseUrl(), GITEA_MESSAGES.notFound));
+      return pull ? fresh(repo.full_name ?? "", pull) : reply.code(404).send(apiError(baseUrl(), GITEA_MESSAGES.notFound));
     },
   );
 
@@ -55,7 +64,8 @@ export function registerPullRoutes(
         return reply
           .code(409)
           .send(apiError(baseUrl(), `pull request already exists for these targets [id: ${open.id}]`));
-      return reply.code(201).send(issues.addPull(repo, deps.botLogin, { title, body, head, base }));
+      const created = issues.addPull(repo, deps.botLogin, { title, body, head, base });
+      return reply.code(201).send(await fresh(repo.full_name ?? "", created));
     },
   );
 }

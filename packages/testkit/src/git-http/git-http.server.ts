@@ -74,8 +74,11 @@ function authorized(header: string | null, auth: { username: string; password: s
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-/** Runs one CGI request through `git http-backend`; resolves with the HTTP status sent. */
-function runBackend(req: IncomingMessage, res: ServerResponse, root: string, user: string): Promise<number> {
+/**
+ * Runs one CGI request through `git http-backend` over the bare repositories under `root`;
+ * resolves with the HTTP status sent. `user` is who the caller authenticated as.
+ */
+export function runBackend(req: IncomingMessage, res: ServerResponse, root: string, user: string): Promise<number> {
   const url = new URL(req.url ?? "/", "http://localhost");
   const child = spawn("git", ["http-backend"], {
     env: {
