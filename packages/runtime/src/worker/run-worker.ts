@@ -100,39 +100,52 @@ export function runWorker<Q extends QueueName>(opts: RunWorkerOptions<Q>): Worke
     return safe;
   }
 
+  const debugEnabled = () => opts.logger.isLevelEnabled("debug");
+
   const processor = async (job: Job, token?: string, cancelSignal?: AbortSignal): Promise<unknown> => {
-    const jobLog = jobLogger(opts.logger, { queue, jobId: job.id, taskId: taskIdOf(job.data) });
-    const running = inFlight.start(job, token);
-    const signal = cancelSignal ? AbortSignal.any([running.signal, cancelSignal]) : running.signal;
+    // The job's child logger is built on first use: a job that logs nothing pays nothing for it.
+    let jobLogCache: Logger | undefined;
+    const jobLog = () =>
+      (jobLogCache ??= jobLogger(opts.logger, { queue, jobId: job.id, taskId: taskIdOf(job.data) }));
+    const running = inFlight.start(job, token, cancelSignal);
     const endTimer = metrics.jobDuration.startTimer({ queue });
     try {
+      // Validated once, here, where the job enters the process (the producer's types built it).
       const data = parseJobData(queue, job.data);
-      jobLog.debug({ attempt: job.attemptsMade + 1 }, "job started");
-      const handling = handler(data, { job: job as Job<JobData<Q>>, logger: jobLog, signal });
-      const result = await Promise.race([handling, running.handedBack]);
+      if (debugEnabled()) jobLog().debug({ attempt: job.attemptsMade + 1 }, "job started");
+      const context: JobContext<Q> = {
+        job: job as Job<JobData<Q>>,
+        get logger() {
+          return jobLog();
+        },
+        signal: running.signal,
+      };
+      const result = await Promise.race([handler(data, context), running.handedBack]);
       const outcome = isSkipped(result) ? "skipped" : "completed";
       count(outcome);
-      jobLog.info(
-        outcome === "skipped" ? { reason: (result as { reason: string }).reason } : {},
-        `job ${outcome}`,
-      );
+      // Per-job success lines are debug: at info the log carries what needs attention.
+      if (debugEnabled())
+        jobLog().debug(
+          outcome === "skipped" ? { reason: (result as { reason: string }).reason } : {},
+          `job ${outcome}`,
+        );
       return result;
     } catch (err) {
       if (running.isHandedBack) {
         await running.handBackDone;
         count("handed-back");
-        jobLog.warn("job handed back to the queue at shutdown");
+        jobLog().warn("job handed back to the queue at shutdown");
         // BullMQ leaves a job alone after WaitingError: it is already back in `wait`.
         throw new WaitingError();
       }
       if (err instanceof RetryLaterError && token !== undefined) {
         await job.moveToDelayed(Date.now() + err.delayMs, token);
         count("retrying");
-        jobLog.info({ delayMs: err.delayMs, reason: err.message }, "job delayed, attempt not counted");
+        jobLog().info({ delayMs: err.delayMs, reason: err.message }, "job delayed, attempt not counted");
         // BullMQ leaves a job alone after DelayedError: it is already in `delayed`.
         throw new DelayedError();
       }
-      throw failAttempt(err, job, jobLog);
+      throw failAttempt(err, job, jobLog());
     } finally {
       inFlight.finish(job);
       endTimer();
