@@ -32,6 +32,17 @@ export class NotificationRepository {
     });
   }
 
+  /**
+   * The task's first message with one of `templates` stored at or after `since` (database time),
+   * e.g. whether the postmortem of a failure was already sent.
+   */
+  findForTaskSince(taskId: number, templates: readonly string[], since: Date): Promise<Notification | null> {
+    return this.db.notification.findFirst({
+      where: { taskId, template: { in: [...templates] }, createdAt: { gte: since } },
+      orderBy: { id: "asc" },
+    });
+  }
+
   findById(id: number): Promise<Notification | null> {
     return this.db.notification.findUnique({ where: { id } });
   }

@@ -8,8 +8,8 @@ import { FakeTelegram, startOpencodeServer, startScriptedModel } from "@ratatosk
 import { Redis } from "ioredis";
 import pg from "pg";
 import { ALL_SERVICES } from "../services.ts";
-import { playDemoConversation } from "./demo-conversation.ts";
-import { createDemoGitRoot } from "./demo-git.ts";
+import { playDemoConversation, stamp } from "./demo-conversation.ts";
+import { branchLogStat, createDemoGitRoot } from "./demo-git.ts";
 import { scriptDemoModel } from "./demo-script.ts";
 
 const AGENTS_DIR = fileURLToPath(new URL("../../../../agents/", import.meta.url));
@@ -45,6 +45,12 @@ export interface DemoOptions {
 
 export interface RunningDemo {
   taskId: number;
+  /** True when the task ended in success with its branch pushed. */
+  succeeded: boolean;
+  /** The task branch on the local repository, once pushed. */
+  branch: string | null;
+  /** The bare repository standing in for the git host (removed on stop). */
+  bareRepo: string;
   stop(): Promise<void>;
 }
 
@@ -101,12 +107,37 @@ export async function runDemo(
     await rm(root, { recursive: true, force: true });
   });
 
-  print(`Ratatoskr demo — health ${host.url}/health/ready, Bull Board ${host.url}/admin/queues (admin / ${BOARD_PASSWORD})`);
-  print(`Scripted model, real opencode ${opencode.url}, local repository ${git.repo}, fake Telegram chat ${DEMO_CHAT_ID}.`);
-  const taskId = await playDemoConversation({ telegram, chatId: DEMO_CHAT_ID, print });
-  const task = await host.context.repos.tasks.findById(taskId);
-  print(`\nTask #${taskId} is now "${task?.status}" and its dev job is queued (see Bull Board).`);
-  print("The dev, reviewer and postmortem agents land in later issues; until then their jobs fail as not implemented.");
-  print("The services keep running; press Ctrl+C to stop.");
-  return { taskId, stop: async () => void (await host.shutdown("demo stopped")) };
+  print(
+    `Ratatoskr demo — health ${host.url}/health/ready, Bull Board ${host.url}/admin/queues (admin / ${BOARD_PASSWORD})`,
+  );
+  print(
+    `Scripted model, real opencode ${opencode.url}, local repository ${git.repo}, fake Telegram chat ${DEMO_CHAT_ID}.`,
+  );
+  const startedAt = Date.now();
+  const stop = async () => void (await host.shutdown("demo stopped"));
+  let outcome;
+  try {
+    outcome = await playDemoConversation({ telegram, chatId: DEMO_CHAT_ID, print, startedAt });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const task = await host.context.repos.tasks.findById(outcome.taskId);
+  const branch = task?.branch ?? null;
+  print(`\n${stamp(startedAt)} Task #${outcome.taskId} is "${task?.status}".`);
+  if (outcome.succeeded && branch) {
+    print(`\nThe branch ${branch} as pushed to ${git.bare} (git log --stat main..${branch}):\n`);
+    print((await branchLogStat(git.bare, branch)).trimEnd());
+    print(
+      `\nLook at it while the demo runs:\n` +
+        `  git --git-dir ${git.bare} log -p main..${branch}\n` +
+        `  git clone -b ${branch} ${git.bare} hello`,
+    );
+  } else {
+    print(
+      `The flow did not reach success; /status ${outcome.taskId} in the chat and Bull Board show where it stopped.`,
+    );
+  }
+  print(`\nThe services keep running (Bull Board ${host.url}/admin/queues); press Ctrl+C to stop.`);
+  return { taskId: outcome.taskId, succeeded: outcome.succeeded, branch, bareRepo: git.bare, stop };
 }

@@ -1,0 +1,129 @@
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { JobRequest, QueueName } from "@ratatoskr/contracts";
+import type { Repositories, Task } from "@ratatoskr/db";
+import type { AgentPolicy, OpencodeClient } from "@ratatoskr/opencode";
+import { runTraced, settleDeadRuns, type TracedRunDeps } from "@ratatoskr/pipeline";
+import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
+import { sendNotice, POSTMORTEM_TEMPLATES, type PostmortemNotice } from "../notify/postmortem-notice.ts";
+import { buildPostmortemPrompt } from "../prompt/postmortem-prompt.ts";
+import { noticeOf, postmortemVerdictSchema } from "../verdict/postmortem-verdict.schema.ts";
+import { failureReason, findFailureEvent } from "./failure-event.ts";
+
+export const POSTMORTEM_AGENT = "postmortem";
+
+/** The postmortem reads what it is given; it never edits, runs commands or fetches the web. */
+export const POSTMORTEM_POLICY: AgentPolicy = {
+  permissions: { edit: "deny", bash: "deny", webfetch: "deny" },
+  default: "deny",
+};
+
+export interface PostmortemHandlerDeps {
+  repos: Pick<Repositories, "tasks" | "traces" | "events" | "notifications">;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl">;
+  enqueue: (request: JobRequest<QueueName>) => Promise<unknown>;
+  workspaceDir: string;
+  traceBudgetChars: number;
+  idleTimeoutMs: number;
+  hardTimeoutMs: number;
+}
+
+type Ctx = JobContext<"postmortem">;
+
+/** Thrown when opencode could not even start the run: worth another attempt before giving up. */
+class RunNotStartedError extends Error {
+  override readonly name = "RunNotStartedError";
+}
+
+function isLastAttempt(ctx: Ctx): boolean {
+  return ctx.job.attemptsMade + 1 >= (ctx.job.opts.attempts ?? 1);
+}
+
+/**
+ * The `postmortem` queue's handler (P6): after a task failed or timed out, the postmortem agent
+ * reads its runs and the person gets "why it happened / what to do" — or, when the agent cannot
+ * answer, a short "postmortem unavailable". It never changes the task. One message per failure:
+ * a redelivered job finds the message already stored and does nothing.
+ */
+export function createExplainFailureHandler(deps: PostmortemHandlerDeps): JobHandler<"postmortem"> {
+  return async (data, ctx) => {
+    const task = await deps.repos.tasks.findById(data.taskId);
+    if (!task) return skipped(`task ${data.taskId} does not exist`);
+    const failure = findFailureEvent(await deps.repos.events.list(task.id), data.cause, ctx.job.id, task.id);
+    if (!failure) return skipped(`task ${task.id} never became ${data.cause}`);
+    const sent = await deps.repos.notifications.findForTaskSince(task.id, POSTMORTEM_TEMPLATES, failure.createdAt);
+    if (sent) return skipped(`the postmortem of task ${task.id} (${data.cause}, version ${failure.version}) was already sent`);
+
+    const traced: TracedRunDeps = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
+    let notice: PostmortemNotice;
+    try {
+      await settleDeadRuns(traced, task.id, POSTMORTEM_AGENT);
+      notice = await explain(deps, traced, task, { cause: data.cause, reason: failureReason(failure) }, ctx);
+    } catch (err) {
+      if (ctx.signal.aborted) throw err; // shutting down: the job goes back to the queue
+      if (err instanceof RunNotStartedError && !isLastAttempt(ctx)) throw err;
+      ctx.logger.error({ err, taskId: task.id, cause: data.cause }, "postmortem unavailable");
+      notice = { template: "task.postmortem-unavailable", params: { taskId: task.id } };
+    }
+    await sendNotice({ repos: deps.repos, enqueue: deps.enqueue, logger: ctx.logger }, task, notice);
+    ctx.logger.info({ taskId: task.id, cause: data.cause, template: notice.template }, "postmortem sent");
+    return { sent: notice.template };
+  };
+}
+
+async function explain(
+  deps: PostmortemHandlerDeps,
+  traced: TracedRunDeps,
+  task: Task,
+  failure: { cause: "failed" | "timeout"; reason: string | null },
+  ctx: Ctx,
+): Promise<PostmortemNotice> {
+  const traces = (await deps.repos.traces.list(task.id)).filter((trace) => trace.agent !== POSTMORTEM_AGENT);
+  const prompt = buildPostmortemPrompt({
+    taskId: task.id,
+    cause: failure.cause,
+    reason: failure.reason,
+    task: {
+      title: task.title,
+      goal: task.goal,
+      repos: task.repos,
+      acceptanceCriteria: task.acceptanceCriteria,
+      round: task.round,
+      maxRounds: task.maxRounds,
+      branch: task.branch,
+    },
+    traces,
+    traceBudgetChars: deps.traceBudgetChars,
+    language: task.locale === "ru" ? "ru" : "en",
+  });
+  const directory = join(deps.workspaceDir, "postmortem", `task-${task.id}`);
+  await mkdir(directory, { recursive: true });
+  let result;
+  try {
+    result = await runTraced(traced, {
+      taskId: task.id,
+      round: null,
+      storeOnTask: false,
+      run: {
+        agent: POSTMORTEM_AGENT,
+        directory,
+        prompt,
+        policy: POSTMORTEM_POLICY,
+        schema: postmortemVerdictSchema,
+        idleTimeoutMs: deps.idleTimeoutMs,
+        hardTimeoutMs: deps.hardTimeoutMs,
+        signal: ctx.signal,
+      },
+    });
+  } catch (err) {
+    throw new RunNotStartedError(`the postmortem run could not start: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  if (result.outcome === "failed" && result.sessionId === undefined) {
+    // No session was ever made: opencode is down or refusing, not the agent failing.
+    throw new RunNotStartedError(`the postmortem run could not start: ${result.error?.message ?? "no session"}`, { cause: result.error });
+  }
+  if (result.outcome !== "ok" || result.verdict === undefined) {
+    throw new Error(`the postmortem run ended ${result.outcome}: ${result.error?.message ?? "no usable answer"}`);
+  }
+  return { template: "task.postmortem", params: { taskId: task.id, cause: failure.cause, ...noticeOf(result.verdict) } };
+}

@@ -1,0 +1,40 @@
+import { digestTraces, type TraceForDigest } from "./trace-digest.ts";
+
+export interface PostmortemPromptInput {
+  taskId: number;
+  cause: "failed" | "timeout";
+  /** The reason the state machine recorded (run.failed), when there is one. */
+  reason: string | null;
+  task: { title: string | null; goal: string | null; repos: readonly string[]; acceptanceCriteria: readonly string[]; round: number; maxRounds: number; branch: string | null };
+  traces: readonly TraceForDigest[];
+  traceBudgetChars: number;
+  /** "ru" | "en": the language the person reads. */
+  language: string;
+}
+
+/** The postmortem agent's prompt: the task, how it ended, and its runs trimmed to the budget. */
+export function buildPostmortemPrompt(input: PostmortemPromptInput): string {
+  const t = input.task;
+  const how =
+    input.cause === "timeout"
+      ? `It timed out (an agent run made no progress or ran too long). Its work so far is pushed and /continue ${input.taskId} resumes the same session.`
+      : `It failed${input.reason ? `: ${input.reason}` : "."} /retry ${input.taskId} runs it again from the first round.`;
+  return [
+    `Task #${input.taskId} ended as ${input.cause}. ${how}`,
+    "",
+    "## The task",
+    `title: ${t.title ?? "(none)"}`,
+    `goal: ${t.goal ?? "(none)"}`,
+    `repositories: ${t.repos.join(", ") || "(none)"}`,
+    `acceptance criteria:${t.acceptanceCriteria.length === 0 ? " (none)" : ""}`,
+    ...t.acceptanceCriteria.map((c) => `- ${c}`),
+    `branch: ${t.branch ?? "(not created)"}; round ${t.round} of at most ${t.maxRounds}`,
+    "",
+    "## Agent runs, oldest first (long texts are cut in the middle)",
+    digestTraces(input.traces, input.traceBudgetChars),
+    "",
+    "## Your answer",
+    `Write in ${input.language === "ru" ? "Russian" : "English"}. Answer with exactly one JSON object and nothing else:`,
+    '{"cause":"why it happened, with the evidence","progress":"how far the work got","nextSteps":["what the person should do"]}',
+  ].join("\n");
+}
