@@ -1,9 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { reply } from "@ratatoskr/testkit";
-import type { Dispatcher } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCountingDispatcher, createOpencodeClient, type OpencodeClient } from "../src/index.ts";
+import { recordingClient } from "./support/recording-client.ts";
 import { marker, startOpencodeFixture, type OpencodeFixture } from "./support/opencode-fixture.ts";
 
 const RUN = { idleTimeoutMs: 10_000, hardTimeoutMs: 25_000, policy: { default: "deny" as const } };
@@ -16,52 +15,12 @@ afterAll(async () => {
   await fx?.stop();
 });
 
-/** Passes the event stream through, minus the chunks that mention `hidden`. */
-function hidingEvents(handler: Dispatcher.DispatchHandler, hidden: string): Dispatcher.DispatchHandler {
-  return new Proxy(handler, {
-    get(target, key, receiver) {
-      if (key === "onResponseData") {
-        return (controller: Dispatcher.DispatchController, chunk: Buffer) => {
-          if (!chunk.toString("utf8").includes(hidden)) target.onResponseData?.(controller, chunk);
-        };
-      }
-      const value: unknown = Reflect.get(target, key, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-}
-
-/**
- * A client whose requests are recorded as "METHOD /path" with their send time. `breakEvents` makes
- * `/api/event` fail; `hideEvents` drops the stream's chunks that mention that text.
- */
-function recordingClient(options: { breakEvents?: boolean; hideEvents?: string } = {}) {
-  const counting = createCountingDispatcher();
-  const sent: Array<{ route: string; at: number }> = [];
-  const notices: string[] = [];
-  const dispatcher = counting.dispatcher.compose((dispatch) => (opts, handler) => {
-    const path = String(opts.path);
-    sent.push({ route: `${opts.method} ${path.split("?")[0]}`, at: Date.now() });
-    if (!path.startsWith("/api/event")) return dispatch(opts, handler);
-    if (options.breakEvents) return dispatch({ ...opts, path: "/api/no-such-route" }, handler);
-    return dispatch(opts, options.hideEvents ? hidingEvents(handler, options.hideEvents) : handler);
-  });
-  const client: OpencodeClient = createOpencodeClient({
-    baseUrl: fx.server.url,
-    password: fx.server.password,
-    defaultModel: "fake/scripted",
-    dispatcher,
-    logger: { warn: () => undefined, debug: (_d, message) => notices.push(message) },
-  });
-  return { client, sent, notices, close: async () => (await client.close(), await counting.close()) };
-}
-
 describe("requests a run makes", () => {
   it("warms a fresh directory once for concurrent runs and lists no permissions when none is pending", async () => {
     const m = marker("quiet");
     fx.model.addRule({ match: { promptIncludes: m }, reply: [reply.text("one", { delayMs: 300 }), reply.text("two", { delayMs: 300 }), reply.text("three", { delayMs: 300 })] });
     const directory = await fx.server.makeWorkDir("warm-once");
-    const rec = recordingClient();
+    const rec = recordingClient(fx);
     try {
       const results = await Promise.all([1, 2, 3].map((i) => rec.client.runAgent({ ...RUN, agent: "judge", directory, prompt: `run ${i} ${m}` })));
       expect(results.map((r) => r.outcome)).toEqual(["ok", "ok", "ok"]);
@@ -82,7 +41,7 @@ describe("requests a run makes", () => {
     const m = marker("no-events");
     fx.model.addRule({ match: { promptIncludes: m }, reply: [reply.bash("echo polled > polled.txt"), reply.text("ran it")] });
     const directory = await fx.server.makeWorkDir("no-events");
-    const rec = recordingClient({ breakEvents: true });
+    const rec = recordingClient(fx, { breakEvents: true });
     try {
       const result = await rec.client.runAgent({ ...RUN, agent: "dev", directory, prompt: `run ${m}`, policy: { permissions: { bash: "allow" } } });
       expect(result.outcome).toBe("ok");
@@ -98,7 +57,7 @@ describe("requests a run makes", () => {
     const m = marker("missed-ask");
     fx.model.addRule({ match: { promptIncludes: m }, reply: [reply.bash("echo late > late.txt"), reply.text("ran it late")] });
     const directory = await fx.server.makeWorkDir("missed-ask");
-    const rec = recordingClient({ hideEvents: "permission.v2.asked" });
+    const rec = recordingClient(fx, { hideEvents: "permission.v2.asked" });
     try {
       const result = await rec.client.runAgent({ ...RUN, agent: "dev", directory, prompt: `run ${m}`, policy: { permissions: { bash: "allow" } } });
       expect(result.outcome).toBe("ok");

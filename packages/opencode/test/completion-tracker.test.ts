@@ -12,6 +12,13 @@ const assistant = (id: string, text: string, completed?: number): SessionMessage
   ...(completed ? { finish: "stop" } : {}),
 });
 
+describe("halt confirmation schedule", () => {
+  it("backs off 50, 100, 200, 400 ms instead of polling every 25 ms", () => {
+    const delays = [1, 2, 3, 4, 5].map((halting) => nextPollDelay({ sinceActivityMs: 0, confirming: true, eventsLive: true, idleTimeoutMs: 60_000, halting }));
+    expect(delays).toEqual([50, 100, 200, 400, 400]);
+  });
+});
+
 describe("CompletionTracker", () => {
   it("completes only after two identical not-active finished observations", () => {
     const t = new CompletionTracker(0);
@@ -38,6 +45,26 @@ describe("CompletionTracker", () => {
     expect(t.observe(false, [], 200).kind).toBe("waiting");
     expect(t.observe(false, [], 300).kind).toBe("waiting");
     expect(t.observe(false, [], 1_100).kind).toBe("silent");
+  });
+
+  it("reports a halted turn: idle, newest message unfinished and unchanged for 4 polls over ≥ 500 ms", () => {
+    const t = new CompletionTracker(0);
+    const halted = [assistant("m1", "asking")];
+    expect(t.observe(true, halted, 0).kind).toBe("waiting");
+    expect(t.observe(false, halted, 100)).toMatchObject({ kind: "waiting", halting: 1 });
+    expect(t.observe(false, halted, 150)).toMatchObject({ kind: "waiting", halting: 2 });
+    expect(t.observe(false, halted, 250)).toMatchObject({ kind: "waiting", halting: 3 });
+    expect(t.observe(false, halted, 450)).toMatchObject({ kind: "waiting", halting: 4 });
+    expect(t.observe(false, halted, 850)).toMatchObject({ kind: "halted", messages: halted });
+  });
+
+  it("restarts the halt count when the session runs again or the message changes", () => {
+    const t = new CompletionTracker(0);
+    t.observe(false, [assistant("m1", "a")], 0);
+    t.observe(false, [assistant("m1", "a")], 300);
+    expect(t.observe(true, [assistant("m1", "a")], 400).kind).toBe("waiting");
+    expect(t.observe(false, [assistant("m1", "ab")], 500)).toMatchObject({ halting: 1 });
+    expect(t.observe(false, [assistant("m1", "abc")], 900)).toMatchObject({ halting: 1 });
   });
 
   it("reports progress when text grows", () => {

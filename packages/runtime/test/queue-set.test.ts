@@ -34,7 +34,7 @@ describe("createQueues", () => {
       expect(queues.queues[name].defaultJobOptions).toMatchObject({
         attempts: JOB_CATALOG[name].attempts,
         backoff: { type: "exponential", delay: 5_000 },
-        removeOnComplete: { age: 604_800, count: 10_000 },
+        removeOnComplete: { age: 3_600, count: 1_000 },
         removeOnFail: { age: 2_592_000 },
       });
     }

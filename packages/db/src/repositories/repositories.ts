@@ -11,6 +11,7 @@ import { GiteaSweepCursorRepository } from "./gitea-sweep-cursor.repository.ts";
 import { NotificationRepository } from "./notification.repository.ts";
 import { TaskEventRepository } from "./task-event.repository.ts";
 import { TaskRepository } from "./task.repository.ts";
+import { sqlPoolOf } from "../sql/sql-pool.ts";
 import { TelegramUpdateRepository } from "./telegram-update.repository.ts";
 import { WebhookDeliveryRepository } from "./webhook-delivery.repository.ts";
 
@@ -41,7 +42,7 @@ export function createRepositories(prisma: PrismaClient): Repositories {
     deliveries: new WebhookDeliveryRepository(prisma),
     notifications: new NotificationRepository(prisma),
     sweepCursors: new GiteaSweepCursorRepository(prisma),
-    telegramUpdates: new TelegramUpdateRepository(prisma),
+    telegramUpdates: new TelegramUpdateRepository(prisma, sqlPoolOf(prisma)),
     applyTransition: (taskId, event, options) => applyTransition(prisma, taskId, event, options),
   };
 }

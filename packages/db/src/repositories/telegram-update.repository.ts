@@ -1,3 +1,4 @@
+import type pg from "pg";
 import type { DbClient } from "../database.ts";
 
 export interface IncomingUpdate {
@@ -30,6 +31,11 @@ const toClaimed = (row: ClaimedRow): ClaimedUpdate => ({
   attempts: row.attempts,
 });
 
+const ACCEPT_SQL = `
+  INSERT INTO telegram_updates (update_id, chat_id, payload)
+  SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[])
+  ON CONFLICT (update_id) DO NOTHING`;
+
 /** Where pending updates wait: a chat, or one update without a chat. */
 export type InboxKey = { chatId: number } | { updateId: number };
 
@@ -38,14 +44,22 @@ export type InboxKey = { chatId: number } | { updateId: number };
  * updates of a chat are handed out one at a time, oldest first, to one holder at a time.
  */
 export class TelegramUpdateRepository {
-  constructor(private readonly db: DbClient) {}
+  /** `pool`: the pg pool under the client, for the webhook's hot path (see sql-pool.ts). */
+  constructor(
+    private readonly db: DbClient,
+    private readonly pool?: pg.Pool,
+  ) {}
 
   /** Stores the updates not seen before, in one statement; returns how many were new. */
   async accept(updates: readonly IncomingUpdate[]): Promise<number> {
     if (updates.length === 0) return 0;
-    const ids = updates.map((u) => BigInt(u.updateId));
-    const chats = updates.map((u) => (u.chatId === null ? null : BigInt(u.chatId)));
+    const ids = updates.map((u) => String(u.updateId));
+    const chats = updates.map((u) => (u.chatId === null ? null : String(u.chatId)));
     const payloads = updates.map((u) => u.payload);
+    if (this.pool) {
+      const result = await this.pool.query(ACCEPT_SQL, [ids, chats, payloads]);
+      return result.rowCount ?? 0;
+    }
     return this.db.$executeRaw`
       INSERT INTO telegram_updates (update_id, chat_id, payload)
       SELECT * FROM unnest(${ids}::bigint[], ${chats}::bigint[], ${payloads}::text[])

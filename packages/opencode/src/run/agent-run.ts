@@ -1,6 +1,7 @@
 import type { OpencodeApi } from "../api/opencode-api.ts";
 import { AgentMessageError } from "../errors/agent-message.error.ts";
 import { SilentSessionError } from "../errors/silent-session.error.ts";
+import { HaltedTurnError } from "../errors/halted-turn.error.ts";
 import { VerdictValidationError } from "../errors/verdict-validation.error.ts";
 import { formatModelRef, sameModel, type ModelRef } from "../model/model-ref.ts";
 import type { ActivePoller } from "./active-poller.ts";
@@ -208,6 +209,8 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
         const listed = expected && knownModels.length && !knownModels.some((m) => sameModel(m, expected as ModelRef));
         throw new SilentSessionError(id, serverUrl, name, listed ? `The server lists no model ${name} for ${o.directory}.` : "");
       }
+      case "halted":
+        throw new HaltedTurnError(id, turn.detail);
       case "done": {
         const failure = messageError(turn.messages);
         if (failure) throw new AgentMessageError(id, failure);

@@ -1,9 +1,10 @@
 import type { SessionMessage } from "../api/api-schemas.ts";
 
 export type TrackerDecision =
-  | { kind: "waiting"; progressed: boolean; confirming: boolean }
+  | { kind: "waiting"; progressed: boolean; confirming: boolean; /** consecutive "not active + unfinished" polls */ halting?: number }
   | { kind: "done"; messages: SessionMessage[] }
-  | { kind: "silent" };
+  | { kind: "silent" }
+  | { kind: "halted"; messages: SessionMessage[] };
 
 export interface TrackerOptions {
   /** Consecutive identical "not active + finished" observations needed (default 2). */
@@ -12,6 +13,10 @@ export interface TrackerOptions {
   silentPolls?: number;
   /** …and only once this long after admit (ms, default 1000), so a slow start is not mistaken. */
   silentAfterMs?: number;
+  /** Unchanged "not active + newest unfinished" observations before the turn counts as halted (default 4)… */
+  haltPolls?: number;
+  /** …spanning at least this long (ms, default 500), so a turn between two steps is not mistaken. */
+  haltAfterMs?: number;
 }
 
 export function isFinished(m: SessionMessage): boolean {
@@ -30,6 +35,10 @@ export class CompletionTracker {
   private readonly stablePolls: number;
   private readonly silentPolls: number;
   private readonly silentAfterMs: number;
+  private readonly haltPolls: number;
+  private readonly haltAfterMs: number;
+  private unfinishedInactive = 0;
+  private unfinishedSince = 0;
 
   constructor(
     private readonly admittedAt: number,
@@ -38,6 +47,8 @@ export class CompletionTracker {
     this.stablePolls = options.stablePolls ?? 2;
     this.silentPolls = options.silentPolls ?? 3;
     this.silentAfterMs = options.silentAfterMs ?? 1_000;
+    this.haltPolls = options.haltPolls ?? 4;
+    this.haltAfterMs = options.haltAfterMs ?? 500;
   }
 
   /** `assistants`: the turn's new assistant messages, oldest first; undefined when not fetched this poll. */
@@ -52,6 +63,7 @@ export class CompletionTracker {
     if (active) {
       this.stable = 0;
       this.emptyInactive = 0;
+      this.unfinishedInactive = 0;
       return { kind: "waiting", progressed, confirming: false };
     }
     if (!assistants) return { kind: "waiting", progressed, confirming: true };
@@ -63,9 +75,18 @@ export class CompletionTracker {
     }
     this.emptyInactive = 0;
     if (!isFinished(newest)) {
+      // opencode stopped the turn without finishing it (e.g. a rejected question): idle, and the
+      // newest message never gets a finish. Unchanged over a few backed-off polls = halted.
       this.stable = 0;
-      return { kind: "waiting", progressed, confirming: true };
+      if (progressed || this.unfinishedInactive === 0) {
+        this.unfinishedInactive = 0;
+        this.unfinishedSince = now;
+      }
+      this.unfinishedInactive++;
+      if (this.unfinishedInactive >= this.haltPolls && now - this.unfinishedSince >= this.haltAfterMs) return { kind: "halted", messages: assistants };
+      return { kind: "waiting", progressed, confirming: true, halting: this.unfinishedInactive };
     }
+    this.unfinishedInactive = 0;
     this.stable++;
     if (this.stable >= this.stablePolls) return { kind: "done", messages: assistants };
     return { kind: "waiting", progressed, confirming: true };

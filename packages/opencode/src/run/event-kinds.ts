@@ -12,7 +12,8 @@ export interface SessionEvent {
 }
 
 const ASK_TYPES = new Set(["permission.v2.asked", "permission.asked", "question.v2.asked", "question.asked"]);
-const END_TYPES = new Set(["session.next.step.failed", "session.error", "session.idle"]);
+// A rejected question stops the turn without any step or idle event (opencode 1.18.33).
+const END_TYPES = new Set(["session.next.step.failed", "session.error", "session.idle", "question.v2.rejected", "question.rejected"]);
 
 interface RawEvent {
   type?: unknown;

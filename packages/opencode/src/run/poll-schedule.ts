@@ -13,6 +13,8 @@ export interface ScheduleInput {
   started?: boolean;
   /** ms since the prompt was admitted (default: long ago). */
   sinceAdmitMs?: number;
+  /** Consecutive polls that saw the session idle with its newest message unfinished (0 = none). */
+  halting?: number;
 }
 
 /** With trusted events, a session not seen running within this long (ms) is looked at for silence. */
@@ -27,7 +29,9 @@ export const SILENT_LOOK_AFTER_MS = 1_000;
  */
 export function nextPollDelay(input: ScheduleInput): number {
   let delay: number;
-  if (input.confirming) delay = 25;
+  // A halted turn is confirmed with backed-off polls (50, 100, 200, 400 ms), never hammered.
+  if (input.halting) delay = Math.min(400, 50 * 2 ** (input.halting - 1));
+  else if (input.confirming) delay = 25;
   else if (input.eventsLive) {
     if (input.sinceActivityMs < 400) delay = 50;
     else if (input.started === false) delay = Math.max(200, SILENT_LOOK_AFTER_MS - (input.sinceAdmitMs ?? Infinity));

@@ -3,7 +3,8 @@ import type { OpencodeApi } from "../api/opencode-api.ts";
 import { OpencodeContractError } from "../errors/opencode-contract.error.ts";
 import type { ActivePoller } from "./active-poller.ts";
 import { CompletionTracker, newMessagesSince } from "./completion-tracker.ts";
-import { decidePermission, type AgentPolicy } from "./permission-policy.ts";
+import { decidePermission, defaultAnswers, type AgentPolicy } from "./permission-policy.ts";
+import { QuestionPolicyError } from "../errors/question-policy.error.ts";
 import { nextPollDelay } from "./poll-schedule.ts";
 import { fetchAlongside, needsMessages, needsPendingCheck, quietCheckDue, stillSettingUp, type PollState } from "./poll-plan.ts";
 import type { SessionEvents } from "./event-hub.ts";
@@ -11,6 +12,7 @@ import type { SessionEvents } from "./event-hub.ts";
 export type TurnResult =
   | { kind: "done"; messages: SessionMessage[] }
   | { kind: "silent"; messages: SessionMessage[] }
+  | { kind: "halted"; messages: SessionMessage[]; detail: string }
   | { kind: "timeout"; which: "idle" | "hard"; messages: SessionMessage[] }
   | { kind: "cancelled"; messages: SessionMessage[] };
 
@@ -57,6 +59,9 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
   let confirming = false;
   let pageSize = SMALL_PAGE;
   let errors = 0;
+  let halting = 0;
+  /** Why the turn may stop unfinished (a question the policy rejected). */
+  const stops: string[] = [];
 
   const fetchTurn = async (signal = o.signal): Promise<SessionMessage[]> => {
     lastFetch = now();
@@ -120,28 +125,30 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
       const decision = settingUp ? SETTING_UP : tracker.observe(active, fetched, now());
       if (decision.kind === "done") return { kind: "done", messages: decision.messages };
       if (decision.kind === "silent") return { kind: "silent", messages: assistants };
+      if (decision.kind === "halted") return { kind: "halted", messages: decision.messages, detail: haltDetail(decision.messages, stops) };
       if (decision.progressed) lastActivity = now();
       confirming = decision.confirming;
+      halting = "halting" in decision ? (decision.halting ?? 0) : 0;
       if (s.resync) syncedAt = s.now;
       if (needsPendingCheck(s, active, CompletionTracker.toolPending(assistants), quietCheck)) {
         lastPendingCheck = now();
-        await answerPending(o);
+        await answerPending(o, stops);
       }
       errors = 0;
     } catch (err) {
       if (o.signal?.aborted) return { kind: "cancelled", messages: assistants };
-      if (err instanceof OpencodeContractError || ++errors >= MAX_POLL_ERRORS) throw err;
+      if (err instanceof OpencodeContractError || err instanceof QuestionPolicyError || ++errors >= MAX_POLL_ERRORS) throw err;
       o.onNotice("opencode poll failed, retrying", { sessionId: o.sessionId, error: (err as Error).message });
     }
     const next = state();
     const sinceActivityMs = next.now - (next.trusted ? next.lastEndAt : lastActivity);
-    const delay = nextPollDelay({ sinceActivityMs, confirming, eventsLive: next.trusted, idleTimeoutMs: o.idleTimeoutMs, started, sinceAdmitMs: next.now - admitAt });
+    const delay = nextPollDelay({ sinceActivityMs, confirming, eventsLive: next.trusted, idleTimeoutMs: o.idleTimeoutMs, started, sinceAdmitMs: next.now - admitAt, halting });
     await hint.wait(Math.min(delay, Math.max(1, o.hardDeadline - next.now)), o.signal);
   }
 }
 
 /** Answers every pending permission request and question from the policy, so nothing waits on a human. */
-async function answerPending(o: TurnWatchOptions): Promise<void> {
+async function answerPending(o: TurnWatchOptions, stops: string[]): Promise<void> {
   const [permissions, questions] = await Promise.all([o.api.permissions(o.sessionId, o.signal), o.api.questions(o.sessionId, o.signal)]);
   for (const request of permissions) {
     const decision = decidePermission(o.policy, request);
@@ -149,9 +156,27 @@ async function answerPending(o: TurnWatchOptions): Promise<void> {
     await o.api.replyPermission(o.sessionId, request.id, decision.reply, decision.message, o.signal);
   }
   for (const request of questions) {
-    const answers = o.policy.answerQuestion?.(request);
-    o.onNotice(`question ${answers ? "answered" : "rejected"}`, { sessionId: o.sessionId, questions: request.questions.map((q) => q.question) });
+    const asked = request.questions.map((q) => q.question);
+    let answers: string[][] | undefined;
+    try {
+      answers = (o.policy.answerQuestion ?? defaultAnswers)(request);
+    } catch (err) {
+      // Nobody may wait on the question: reject it (which stops the turn), then report the throw.
+      await o.api.rejectQuestion(o.sessionId, request.id, o.signal).catch(() => undefined);
+      throw new QuestionPolicyError(o.sessionId, asked.join(" / "), err);
+    }
+    o.onNotice(`question ${answers ? "answered" : "rejected"}`, { sessionId: o.sessionId, questions: asked });
     if (answers) await o.api.replyQuestion(o.sessionId, request.id, answers, o.signal);
-    else await o.api.rejectQuestion(o.sessionId, request.id, o.signal);
+    else {
+      stops.push(`the policy rejected the question "${asked.join(" / ").slice(0, 120)}"`);
+      await o.api.rejectQuestion(o.sessionId, request.id, o.signal);
+    }
   }
+}
+
+/** Why a halted turn stopped: what the client knows (a rejected question), else the last tool's state. */
+function haltDetail(messages: SessionMessage[], stops: string[]): string {
+  if (stops.length) return stops.join("; ");
+  const tool = messages.at(-1)?.content?.findLast((p) => p.type === "tool");
+  return tool ? `its last tool call${tool.name ? ` (${tool.name})` : ""} is ${tool.state?.status ?? "unfinished"}` : "its newest message has no finish, completion time or error";
 }

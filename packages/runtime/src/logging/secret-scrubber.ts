@@ -19,11 +19,17 @@ const RULES: ReadonlyArray<readonly [RegExp, string]> = [
   [new RegExp(String.raw`([?&;]${SECRET_KEY}=)[^&\s"'#]+`, "gi"), `$1${REDACTED}`],
 ];
 
+/** Matches every line any rule above could change (a superset: false positives only cost time). */
+const MAYBE_SECRET =
+  /token|passw|secret|api[_-]?key|authori|cookie|credential|private[_-]?key|bearer|basic|digest|\d{6,}:|:\/\/[^\s/@"'<>]+@/i;
+
 /**
  * Removes secrets embedded in free text (error messages, URLs, response bodies). Key-based
  * redaction cannot see these, so every log line and stored failure reason goes through here.
  */
 export function scrubSecrets(text: string): string {
+  // One cheap pass first: most lines (job ids, counts, plain messages) hold nothing to scrub.
+  if (!MAYBE_SECRET.test(text)) return text;
   let out = text;
   for (const [pattern, replacement] of RULES) out = out.replace(pattern, replacement);
   return out;

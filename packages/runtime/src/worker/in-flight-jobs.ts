@@ -34,8 +34,13 @@ export class InFlightJobs {
     return this.entries.size;
   }
 
-  start(job: Job, token: string | undefined): InFlightJob {
+  /** `cancelled` (BullMQ's cancel signal) aborts the job's signal too, without AbortSignal.any per job. */
+  start(job: Job, token: string | undefined, cancelled?: AbortSignal): InFlightJob {
     const controller = new AbortController();
+    if (cancelled) {
+      if (cancelled.aborted) controller.abort(cancelled.reason);
+      else cancelled.addEventListener("abort", () => controller.abort(cancelled.reason), { once: true });
+    }
     let rejectHandedBack: (err: Error) => void = () => {};
     const handedBack = new Promise<never>((_, reject) => {
       rejectHandedBack = reject;

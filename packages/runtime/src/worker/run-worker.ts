@@ -38,9 +38,9 @@ export interface RunWorkerOptions<Q extends QueueName> {
   concurrency: number;
   logger: Logger;
   metrics: ServiceMetrics;
-  /** How long a job stays locked without renewal before another worker may take it (default 30_000). */
+  /** How long a job stays locked without renewal before another worker may take it (default 15_000). */
   lockDurationMs?: number;
-  /** How often stalled jobs are looked for (default 30_000). */
+  /** How often stalled jobs are looked for (default 10_000). */
   stalledIntervalMs?: number;
 }
 
@@ -62,6 +62,13 @@ const HAND_BACK_GRACE_MS = 5_000;
 
 /** A job that stalls (its worker died) more often than this is failed rather than looping forever. */
 const MAX_STALLED_COUNT = 2;
+
+/**
+ * A killed worker's job is picked up within lock + check ≈ 25 s (issue 7), not BullMQ's 60 s.
+ * The lock is renewed every half of it, so a busy event loop has 7.5 s of slack.
+ */
+export const DEFAULT_LOCK_DURATION_MS = 15_000;
+export const DEFAULT_STALLED_INTERVAL_MS = 10_000;
 
 function taskIdOf(data: unknown): number | undefined {
   const taskId = (data as { taskId?: unknown } | null)?.taskId;
@@ -100,39 +107,52 @@ export function runWorker<Q extends QueueName>(opts: RunWorkerOptions<Q>): Worke
     return safe;
   }
 
+  const debugEnabled = () => opts.logger.isLevelEnabled("debug");
+
   const processor = async (job: Job, token?: string, cancelSignal?: AbortSignal): Promise<unknown> => {
-    const jobLog = jobLogger(opts.logger, { queue, jobId: job.id, taskId: taskIdOf(job.data) });
-    const running = inFlight.start(job, token);
-    const signal = cancelSignal ? AbortSignal.any([running.signal, cancelSignal]) : running.signal;
+    // The job's child logger is built on first use: a job that logs nothing pays nothing for it.
+    let jobLogCache: Logger | undefined;
+    const jobLog = () =>
+      (jobLogCache ??= jobLogger(opts.logger, { queue, jobId: job.id, taskId: taskIdOf(job.data) }));
+    const running = inFlight.start(job, token, cancelSignal);
     const endTimer = metrics.jobDuration.startTimer({ queue });
     try {
+      // Validated once, here, where the job enters the process (the producer's types built it).
       const data = parseJobData(queue, job.data);
-      jobLog.debug({ attempt: job.attemptsMade + 1 }, "job started");
-      const handling = handler(data, { job: job as Job<JobData<Q>>, logger: jobLog, signal });
-      const result = await Promise.race([handling, running.handedBack]);
+      if (debugEnabled()) jobLog().debug({ attempt: job.attemptsMade + 1 }, "job started");
+      const context: JobContext<Q> = {
+        job: job as Job<JobData<Q>>,
+        get logger() {
+          return jobLog();
+        },
+        signal: running.signal,
+      };
+      const result = await Promise.race([handler(data, context), running.handedBack]);
       const outcome = isSkipped(result) ? "skipped" : "completed";
       count(outcome);
-      jobLog.info(
-        outcome === "skipped" ? { reason: (result as { reason: string }).reason } : {},
-        `job ${outcome}`,
-      );
+      // Per-job success lines are debug: at info the log carries what needs attention.
+      if (debugEnabled())
+        jobLog().debug(
+          outcome === "skipped" ? { reason: (result as { reason: string }).reason } : {},
+          `job ${outcome}`,
+        );
       return result;
     } catch (err) {
       if (running.isHandedBack) {
         await running.handBackDone;
         count("handed-back");
-        jobLog.warn("job handed back to the queue at shutdown");
+        jobLog().warn("job handed back to the queue at shutdown");
         // BullMQ leaves a job alone after WaitingError: it is already back in `wait`.
         throw new WaitingError();
       }
       if (err instanceof RetryLaterError && token !== undefined) {
         await job.moveToDelayed(Date.now() + err.delayMs, token);
         count("retrying");
-        jobLog.info({ delayMs: err.delayMs, reason: err.message }, "job delayed, attempt not counted");
+        jobLog().info({ delayMs: err.delayMs, reason: err.message }, "job delayed, attempt not counted");
         // BullMQ leaves a job alone after DelayedError: it is already in `delayed`.
         throw new DelayedError();
       }
-      throw failAttempt(err, job, jobLog);
+      throw failAttempt(err, job, jobLog());
     } finally {
       inFlight.finish(job);
       endTimer();
@@ -144,8 +164,8 @@ export function runWorker<Q extends QueueName>(opts: RunWorkerOptions<Q>): Worke
     prefix: opts.prefix,
     concurrency: opts.concurrency,
     maxStalledCount: MAX_STALLED_COUNT,
-    ...(opts.lockDurationMs !== undefined ? { lockDuration: opts.lockDurationMs } : {}),
-    ...(opts.stalledIntervalMs !== undefined ? { stalledInterval: opts.stalledIntervalMs } : {}),
+    lockDuration: opts.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS,
+    stalledInterval: opts.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
   });
   // Without these, BullMQ reports lost connections and lock renewals unstructured on stderr.
   worker.on("error", (err) => log.error({ err: scrubError(err) }, "worker error"));

@@ -20,8 +20,7 @@ const bullBoardSchema = {
 };
 
 export type BullBoardConfig =
-  | { enabled: false }
-  | { enabled: true; user: string; password: string; readOnly: boolean };
+  { enabled: false } | { enabled: true; user: string; password: string; readOnly: boolean };
 
 /** The board is never served without credentials: either a password or an explicit opt-out. */
 export function loadBullBoardConfig(env: NodeJS.ProcessEnv): BullBoardConfig {

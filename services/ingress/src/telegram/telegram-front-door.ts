@@ -1,4 +1,4 @@
-import type { IncomingUpdate, InboxKey } from "@ratatoskr/db";
+import type { IncomingUpdate } from "@ratatoskr/db";
 import type { Logger } from "@ratatoskr/runtime";
 import type { FastifyInstance } from "fastify";
 import { commandMenu } from "./bot-commands.ts";
@@ -6,6 +6,7 @@ import type { TelegramIntake } from "./config/telegram.config.ts";
 import { abortableSleep } from "./delivery/abortable-sleep.ts";
 import { TelegramPoller } from "./delivery/telegram-poller.ts";
 import { registerTelegramWebhook } from "./delivery/telegram-webhook.route.ts";
+import { UpdateBatcher } from "./delivery/update-batcher.ts";
 import { PoisonUpdateError } from "./delivery/update-failure.ts";
 import { UpdateInbox, type UpdateInboxOptions } from "./delivery/update-inbox.ts";
 import type { BotDeps } from "./handlers/bot-deps.ts";
@@ -23,7 +24,10 @@ export interface TelegramFrontDoorOptions {
   setupRetryDelayMs?: number;
   pollTimeoutSec?: number;
   /** Inbox timings (tests shorten them). */
-  inbox?: Pick<UpdateInboxOptions, "leaseMs" | "sweepIntervalMs" | "retryDelayMs" | "maxRetryDelayMs">;
+  inbox?: Pick<
+    UpdateInboxOptions,
+    "leaseMs" | "sweepIntervalMs" | "retryDelayMs" | "maxRetryDelayMs" | "maxConcurrentChats"
+  >;
 }
 
 export interface TelegramFrontDoor {
@@ -56,30 +60,33 @@ export function createTelegramFrontDoor(opts: TelegramFrontDoorOptions): Telegra
     },
   });
 
-  const inboxKey = (updateId: number, chatId: number | null): InboxKey =>
-    chatId === null ? { updateId } : { chatId };
+  /** Webhook updates arriving together are stored in one statement (see UpdateBatcher). */
+  const batcher = new UpdateBatcher((updates) => store.accept(updates));
 
-  /**
-   * Stores the updates (one statement; ids seen before are skipped) and starts handling them.
-   * Throws when the database is away: nothing was taken, so nothing may be acknowledged.
-   */
-  async function take(bodies: readonly unknown[]): Promise<{ malformed: number }> {
-    const incoming: IncomingUpdate[] = [];
-    for (const body of bodies) {
-      const envelope = updateEnvelope(body);
-      if (!envelope.ok) continue;
-      incoming.push({ updateId: envelope.updateId, chatId: envelope.chatId, payload: JSON.stringify(body) });
-    }
-    const fresh = await store.accept(incoming);
-    if (fresh < incoming.length) log.info({ repeated: incoming.length - fresh }, "telegram updates seen before skipped");
-    for (const update of incoming) inbox.kick(inboxKey(update.updateId, update.chatId));
-    return { malformed: bodies.length - incoming.length };
+  function incomingOf(body: unknown): IncomingUpdate | null {
+    const envelope = updateEnvelope(body);
+    if (!envelope.ok) return null;
+    return { updateId: envelope.updateId, chatId: envelope.chatId, payload: JSON.stringify(body) };
   }
 
-  /** Polling: the batch is confirmed (offset advanced) only once it is stored. */
+  const kick = (update: IncomingUpdate) =>
+    inbox.kick(update.chatId === null ? { updateId: update.updateId } : { chatId: update.chatId });
+
+  /**
+   * Polling: the batch is stored (one statement; ids seen before are skipped) before its offset
+   * is confirmed. Throws when the database is away: nothing was taken, the poller retries.
+   */
   async function onBatch(updates: ReadonlyArray<{ update_id: number }>): Promise<void> {
-    const { malformed } = await take(updates);
-    if (malformed > 0) log.warn({ malformed }, "telegram updates without a usable update_id skipped");
+    const incoming = updates.map(incomingOf).filter((u): u is IncomingUpdate => u !== null);
+    if (incoming.length < updates.length)
+      log.warn(
+        { malformed: updates.length - incoming.length },
+        "telegram updates without a usable update_id skipped",
+      );
+    const fresh = await store.accept(incoming);
+    if (fresh < incoming.length)
+      log.info({ repeated: incoming.length - fresh }, "telegram updates seen before skipped");
+    for (const update of incoming) kick(update);
   }
 
   async function connect(): Promise<void> {
@@ -124,8 +131,11 @@ export function createTelegramFrontDoor(opts: TelegramFrontDoorOptions): Telegra
         logger: log,
         async accept(body) {
           if (stopping.signal.aborted) return "closed";
-          const { malformed } = await take([body]);
-          return malformed > 0 ? "malformed" : "accepted";
+          const update = incomingOf(body);
+          if (!update) return "malformed";
+          await batcher.accept(update);
+          kick(update);
+          return "accepted";
         },
       });
     },

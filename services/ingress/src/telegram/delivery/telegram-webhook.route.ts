@@ -35,7 +35,10 @@ export async function registerTelegramWebhook(
 ): Promise<void> {
   const log = opts.logger.child({ route: "telegram-webhook" });
   const refuse = (request: FastifyRequest, reply: FastifyReply, status: number, reason: string) => {
-    log.warn({ reqId: request.id, status, reason, contentType: request.headers["content-type"] }, "telegram webhook request refused");
+    log.warn(
+      { reqId: request.id, status, reason, contentType: request.headers["content-type"] },
+      "telegram webhook request refused",
+    );
     return reply.code(status).send({ error: reason });
   };
 

@@ -4,7 +4,19 @@ export class PoisonUpdateError extends Error {
 }
 
 /** Prisma errors about the data, not the connection: the same input fails the same way again. */
-const POISON_PRISMA_CODES = new Set(["P2000", "P2005", "P2006", "P2007", "P2009", "P2011", "P2012", "P2019", "P2020", "P2023", "P2033"]);
+const POISON_PRISMA_CODES = new Set([
+  "P2000",
+  "P2005",
+  "P2006",
+  "P2007",
+  "P2009",
+  "P2011",
+  "P2012",
+  "P2019",
+  "P2020",
+  "P2023",
+  "P2033",
+]);
 
 function fieldOf(value: unknown, key: string): unknown {
   return typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined;

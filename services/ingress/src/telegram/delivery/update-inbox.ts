@@ -19,6 +19,12 @@ export interface UpdateInboxOptions {
   /** First retry delay after an outage; doubles per attempt up to `maxRetryDelayMs`. */
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
+  /**
+   * Chats handled at the same time. Handling waits its turn rather than taking every database
+   * connection from intake: under a burst updates are still taken at once and handled as fast as
+   * this allows.
+   */
+  maxConcurrentChats?: number;
 }
 
 const keyOf = (key: InboxKey): string => ("chatId" in key ? `chat:${key.chatId}` : `update:${key.updateId}`);
@@ -31,6 +37,8 @@ const keyOf = (key: InboxKey): string => ("chatId" in key ? `chat:${key.chatId}`
 export class UpdateInbox {
   private readonly stopping = new AbortController();
   private readonly drains = new Map<string, { again: boolean; done: Promise<void> }>();
+  /** Keys kicked while `maxConcurrentChats` were busy, in kick order. */
+  private readonly queued = new Map<string, InboxKey>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweepFailing = false;
@@ -65,6 +73,10 @@ export class UpdateInbox {
       running.again = true;
       return;
     }
+    if (this.drains.size >= (this.opts.maxConcurrentChats ?? 4)) {
+      this.queued.set(id, key);
+      return;
+    }
     const state = { again: false, done: Promise.resolve() };
     this.drains.set(id, state);
     state.done = (async () => {
@@ -74,12 +86,19 @@ export class UpdateInbox {
       } while (state.again && !this.stopping.signal.aborted);
     })()
       .catch((err: unknown) => this.opts.logger.error({ err, key: id }, "telegram inbox drain failed"))
-      .finally(() => this.drains.delete(id));
+      .finally(() => {
+        this.drains.delete(id);
+        const [next] = this.queued;
+        if (!next) return;
+        this.queued.delete(next[0]);
+        this.kick(next[1]);
+      });
   }
 
   /** Stops taking updates and waits for the ones in hand; the rest stay stored for the next start. */
   async stop(): Promise<void> {
     this.stopping.abort();
+    this.queued.clear();
     clearTimeout(this.sweepTimer);
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
@@ -137,7 +156,10 @@ export class UpdateInbox {
         return true;
       }
       const retryInMs = Math.min(this.retryDelayMs * 2 ** update.attempts, this.maxRetryDelayMs);
-      logger.warn({ err, ...ids, attempt: update.attempts + 1, retryInMs }, "telegram update failed; will retry");
+      logger.warn(
+        { err, ...ids, attempt: update.attempts + 1, retryInMs },
+        "telegram update failed; will retry",
+      );
       await this.opts.store.postpone(update.updateId, retryInMs, String(err)).catch(() => undefined);
       this.later(key, retryInMs + 50);
       return false;
