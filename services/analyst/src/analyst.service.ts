@@ -10,6 +10,7 @@ export const analystService = defineService({
   name: "analyst",
   queues: [QUEUE.analyst],
   configSchema: ANALYST_CONFIG_SCHEMA,
+  checkConfig: (env) => void loadAnalystConfig(env),
   defaultConcurrency: 4,
   async create(ctx) {
     const config = loadAnalystConfig(ctx.env);
