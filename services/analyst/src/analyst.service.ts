@@ -3,6 +3,7 @@ import { checkOpencodeAtStart, createOpencodeClientFromConfig } from "@ratatoskr
 import { defineService } from "@ratatoskr/service-host";
 import { ANALYST_CONFIG_SCHEMA, loadAnalystConfig } from "./config/analyst.config.ts";
 import { createAnalyseTurnHandler } from "./handlers/analyse-turn.handler.ts";
+import { startAnalysisSweeper } from "./maintenance/analysis-sweeper.ts";
 import { createRepositoryDirectory } from "./repositories/repository-directory.factory.ts";
 
 /** Clarifies requests with the analyst agent (dialogue turns; Gitea plans in a later issue). */
@@ -31,8 +32,24 @@ export const analystService = defineService({
       hardTimeoutMs: config.analyst.hardTimeoutMs,
       maxQuestions: config.analyst.maxQuestions,
     });
+    let stopSweeper: (() => Promise<void>) | undefined;
     return {
       handlers: { [QUEUE.analyst]: handler },
+      // Redis can be lost; the analyses Postgres says are waiting are found and put right.
+      async start() {
+        stopSweeper = startAnalysisSweeper({
+          prisma: ctx.db.prisma,
+          queues: ctx.queues,
+          dispatcher: ctx.dispatcher,
+          transition: (taskId, event, options) => ctx.transition(taskId, event, options),
+          logger,
+          intervalMs: config.sweep.intervalMs,
+          graceMs: config.sweep.graceMs,
+        });
+      },
+      async stop() {
+        await stopSweeper?.();
+      },
       checks: {
         opencode: async () => {
           await client.checkServer();

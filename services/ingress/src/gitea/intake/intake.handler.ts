@@ -1,9 +1,10 @@
 import type { JobHandler } from "@ratatoskr/runtime";
 import { dispatchNext } from "./dispatch-next.handler.ts";
 import type { IntakeDeps } from "./intake-deps.ts";
+import { publishCommand } from "./publish-command.ts";
 import { routeCommand } from "./route-command.handler.ts";
 
-/** The `intake` queue: route one stored command, or start what may start on an issue/PR. */
+/** The `intake` queue: route one stored command, start what may start on an issue/PR, or publish a finished one. */
 export function createIntakeHandler(deps: IntakeDeps): JobHandler<"intake"> {
   return async (data) => {
     switch (data.kind) {
@@ -11,6 +12,8 @@ export function createIntakeHandler(deps: IntakeDeps): JobHandler<"intake"> {
         return routeCommand(deps, data.taskId);
       case "dispatch-next":
         return { started: await dispatchNext(deps, data.targetKey) };
+      case "publish":
+        return publishCommand(deps, data.taskId);
     }
   };
 }
