@@ -110,6 +110,7 @@ export function giteaTransition(task: TaskSnapshot, event: GiteaEvent): Transiti
       if (status !== "running") return refuse(task, event.type, "illegal");
       return ok(task, "running", [reviewJob(task)]);
     case "command.review-passed":
+    case "command.answer-drafted":
       if (status !== "running") return refuse(task, event.type, "illegal");
       return ok(task, "running", [publishJob(task)]);
     case "command.review-rejected":

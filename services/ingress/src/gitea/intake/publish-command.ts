@@ -77,8 +77,14 @@ async function postAnswer(deps: IntakeDeps, task: Task): Promise<string> {
   const marker = answerMarker(task.id);
   const posted = (await deps.gitea.listIssueComments(where, number)).find((c) => (c.body ?? "").includes(marker));
   if (posted) return posted.html_url ?? "";
-  const heading = task.commandKind === "discuss" ? "Answer" : "Plan";
-  const body = [marker, `### ${heading} (\`/agent ${task.commandKind}\` by @${task.requesterLogin}, command #${task.id})`, "", task.resultText ?? ""].join("\n");
+  const events = await deps.repos.events.list(task.id);
+  const discuss = task.commandKind === "discuss";
+  const text = discuss
+    ? latest(events, "command.answer-drafted", z.object({ answer: z.string() }))?.answer
+    : latest(events, "command.plan-drafted", z.object({ plan: z.string() }))?.plan;
+  const rounds = discuss ? "" : `, reviewed in ${task.round} round${task.round === 1 ? "" : "s"}`;
+  const heading = `### ${discuss ? "Answer" : "Plan"} (\`/agent ${task.commandKind}\` by @${task.requesterLogin}, command #${task.id}${rounds})`;
+  const body = [marker, heading, "", text ?? "(empty)"].join("\n");
   return (await deps.gitea.createComment(where, number, body)).html_url ?? "";
 }
 
