@@ -68,6 +68,8 @@ export function createGiteaPlanHandler(deps: GiteaPlanDeps): JobHandler<"analyst
         jobId: ctx.job.id ?? `${task.id}-analyst-${task.round}`,
         signal: ctx.signal,
         what: `the planner run of round ${task.round}`,
+        settleDeadRuns: () =>
+          settleDeadRuns({ traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger }, task.id, PLANNER_AGENT),
         fail: (reason) => report({ type: "command.failed", reason: "error" }, reason),
       },
       () => plan(deps, data, ctx, task, events, report),

@@ -58,6 +58,8 @@ export function createGiteaDevHandler(deps: GiteaDevDeps): JobHandler<"dev"> {
         jobId: ctx.job.id ?? `${task.id}-dev-${data.round}`,
         signal: ctx.signal,
         what: `the dev run of round ${data.round}`,
+        settleDeadRuns: () =>
+          settleDeadRuns({ traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger }, task.id, DEV_AGENT),
         fail: (reason) => report({ type: "command.failed", reason: "error" }, reason),
       },
       () => runRound(deps, data, ctx, task, latestRejection(events), report),

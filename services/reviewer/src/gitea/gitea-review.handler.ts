@@ -64,6 +64,8 @@ export function createGiteaReviewHandler(deps: GiteaReviewDeps): JobHandler<"rev
         jobId: ctx.job.id ?? `${task.id}-review-${data.round}`,
         signal: ctx.signal,
         what: `the review of round ${data.round}`,
+        settleDeadRuns: () =>
+          settleDeadRuns({ traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger }, task.id, REVIEWER_AGENT),
         fail: (reason) => report({ type: "command.failed", reason: "error" }, { failureReason: reason }),
       },
       () => review(deps, data, ctx, task, events, report),
