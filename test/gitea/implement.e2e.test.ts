@@ -105,6 +105,8 @@ describe("/agent implement", () => {
       .toBe(true);
     const sessionId = (await h.task(task.id)).agentSessionId;
     expect(sessionId).toMatch(/^ses_/);
+    // The running status comment shows the stage, round, spend and how to attach (G5, G7).
+    await h.waitForStatusComment(issue, task.id, ["▶️ running", "**Stage:** dev, round 1 of", "**Elapsed:**", "tokens", `opencode attach ${h.opencode.url} --session ${sessionId}`]);
 
     const cancel = await h.command(issue, "/agent cancel");
     await h.waitForStatus(cancel.id, "succeeded");
