@@ -81,6 +81,17 @@ describe("/agent implement", () => {
     await h.waitForStatusComment(issue, again.id, ["🚫 rejected", "already open"]);
   }, 150_000);
 
+  it("fails an implement whose agent changed no file, and pushes nothing", async () => {
+    const issue = h.gitea.addIssue(REPO, "Nothing to do here", "really").number!;
+    h.model.addRule({ match: { systemIncludes: DEV, promptIncludes: "Nothing to do here" }, reply: [reply.json({ summary: "all fine already", done: true })] });
+    const task = await h.command(issue, "/agent implement");
+    const failed = await h.waitForStatus(task.id, "failed");
+    expect(failed.failureReason).toContain("changed no file");
+    await h.waitForStatusComment(issue, task.id, ["❌ failed", "changed no file"]);
+    await expect(h.git(["rev-parse", "--verify", "-q", `refs/heads/agent/issue-${issue}-${task.id}`])).rejects.toThrow();
+    expect(h.gitea.issues.pulls(h.gitea.repos.find("acme", "shop")!).filter((p) => p.head?.ref?.startsWith(`agent/issue-${issue}-`))).toEqual([]);
+  }, 60_000);
+
   it("refuses a reader: the status comment says why and no agent runs", async () => {
     const issue = h.gitea.addIssue(REPO, "Reader wants a change", "please").number!;
     const before = h.model.requests.length;

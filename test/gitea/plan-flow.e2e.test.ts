@@ -5,12 +5,15 @@ import { DEV, GiteaE2eHarness, PLANNER, REPO, REVIEWER } from "./gitea-e2e-harne
 /**
  * G3–G5, G7 across processes: plan → discuss → iterate → implement on one issue run strictly in
  * order (the plan through two plan-review rounds) while a plan on another issue runs alongside;
- * `/agent status` lists the line; a status comment deleted mid-run is recreated once.
+ * `/agent status` lists the line; a status comment deleted mid-run is recreated once; two
+ * notifier replicas never make two status comments for one command.
  */
 const h = new GiteaE2eHarness();
 
 beforeAll(async () => {
   await h.start(["ingress", "analyst", "dev", "reviewer", "notifier"]);
+  // A second notifier replica: status comments must still be one per command (G5).
+  h.running.set("notifier-2", await h.startService("notifier"));
 }, 180_000);
 
 afterAll(async () => {
@@ -76,6 +79,9 @@ describe("commands of one issue, in order", () => {
     const recreated = h.statusComments(other, elsewhere.id);
     expect(recreated).toHaveLength(1);
     expect(recreated[0]!.id).not.toBe(first.id);
+
+    // Every command of the issue has exactly one status comment, with two notifiers at work.
+    for (const t of [plan, discuss, iterate, implement, status]) expect(h.statusComments(cart, t.id)).toHaveLength(1);
 
     // Strict order on the issue, each starting after the previous ended; the other issue overlapped (G4).
     const times = await Promise.all([plan, discuss, iterate, implement].map((t) => timesOf(t.id)));
