@@ -118,3 +118,13 @@ export async function publishCommand(deps: IntakeDeps, taskId: number) {
   }
   return skipped(`task ${taskId}: /agent ${task.commandKind} publishes nothing`);
 }
+
+/** The publish job gave up (Gitea unreachable, or refused the PR/comment): the command fails with why. */
+export async function failPublish(deps: IntakeDeps, taskId: number, err: unknown): Promise<void> {
+  const why = err instanceof Error ? err.message : String(err);
+  await deps
+    .transition(taskId, { type: "command.failed", reason: "publish" }, { patch: { failureReason: `the work is done and pushed, but publishing it failed: ${why}` } })
+    .catch((failure: unknown) => {
+      if (!(failure instanceof IllegalTransitionError)) throw failure;
+    });
+}
