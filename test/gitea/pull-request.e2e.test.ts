@@ -32,8 +32,14 @@ describe("commands on pull requests", () => {
       reply: [reply.write("acme/shop/menu.txt", "coffee\n"), reply.json({ summary: "menu with coffee", done: true })],
     });
     h.model.addRule({ match: { systemIncludes: REVIEWER, promptIncludes: "Add a menu" }, reply: [pass()] });
+    // Gitea stumbles while the PR is opened: listing answers 502 twice (retried by the client),
+    // creating answers 503 once (never blindly re-posted: the job retries, looks first, then creates).
+    h.gitea.injectFault({ method: "GET", path: /\/pulls$/, status: 502, times: 2 });
+    h.gitea.injectFault({ method: "POST", path: /\/pulls$/, status: 503, times: 1 });
     const implement = await h.command(issue, "/agent implement");
     const opened = await h.waitForStatus(implement.id, "succeeded");
+    expect(h.gitea.issues.pulls(h.gitea.repos.find("acme", "shop")!).filter((p) => p.head?.ref === opened.branch)).toHaveLength(1);
+    expect(h.gitea.requests.filter((r) => r.method === "POST" && r.path.endsWith("/pulls"))).toHaveLength(2);
     const pullNumber = Number(/\/pulls\/(\d+)$/.exec(opened.prUrl ?? "")?.[1]);
     const branch = opened.branch!;
     const before = (await h.git(["rev-parse", `refs/heads/${branch}`])).trim();
