@@ -100,6 +100,8 @@ export function giteaTransition(task: TaskSnapshot, event: GiteaEvent): Transiti
       if (status !== "received" || !isControl(task)) return refuse(task, event.type, "illegal");
       return ok(task, "succeeded", []);
     case "command.rejected":
+      // From `queued`: a command refused when its turn came (e.g. an agent PR opened meanwhile).
+      if (status === "queued") return ok(task, "rejected", [dispatchNext(task)]);
       if (status !== "received") return refuse(task, event.type, "illegal");
       return ok(task, "rejected", []);
     case "command.started":
