@@ -87,6 +87,8 @@ async function runRound(deps: GiteaDevDeps, data: DevJob, ctx: Ctx, task: Task, 
   // A PR iterate works in the implement command's own tree, where its resumed session works.
   const workTaskId = origin ?? task.id;
   const ws: Workspace = await deps.git.prepare({ taskId: workTaskId, repo: task.repos[0] ?? "", branch: task.branch ?? "" });
+  // Start from what was pushed: a cancelled run's partial work never rides along, others' pushes do.
+  await deps.git.syncToRemote(ws);
   const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
   const { resumeSessionId } = await settleDeadRuns(traced, task.id, DEV_AGENT);
   const earlier = origin ?? (data.kind === "revise" ? task.id : undefined);

@@ -79,6 +79,8 @@ async function review(deps: GiteaReviewDeps, data: ReviewJob, ctx: Ctx, task: Ta
   const planning = data.kind === "plan";
   // A plan is reviewed against the default branch (a local branch, never pushed).
   const ws = await deps.git.prepare({ taskId: workTaskId, repo: task.repos[0] ?? "", branch: planning ? `agent/plan-${task.id}` : (task.branch ?? "") });
+  // Review what was pushed last, not the head this clone saw in an earlier round.
+  if (!planning) await deps.git.syncToRemote(ws);
   let prompt: string;
   if (planning) {
     const plan = latestPlanOf(events);
