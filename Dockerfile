@@ -1,21 +1,33 @@
-# One image for every service; the command picks which one runs.
+# One image for every service; the command picks which one runs (see docker-compose.yml, k8s/).
+# Node runs the compiled JavaScript directly, as a child of tini, so SIGTERM reaches the service.
 FROM node:20-bookworm-slim AS base
-RUN apt-get update && apt-get install -y --no-install-recommends git ca-certificates && rm -rf /var/lib/apt/lists/* \
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends git ca-certificates tini \
+  && rm -rf /var/lib/apt/lists/* \
   && npm install --global pnpm@10.34.9
 WORKDIR /app
 
+# Dependencies from the manifests alone (cached until a manifest or the lockfile changes). The
+# lifecycle scripts (the root postinstall generates the Prisma client from the sources, opencode-ai
+# places its binary) run in the next stage, once the sources are there.
 FROM base AS deps
 COPY pnpm-lock.yaml pnpm-workspace.yaml package.json ./
 COPY packages/ packages/
 COPY services/ services/
 RUN find packages services -type f ! -name package.json -delete \
-  && pnpm install --frozen-lockfile
+  && pnpm install --frozen-lockfile --ignore-scripts
 
-FROM base
+FROM base AS build
 COPY --from=deps /app /app
 COPY . .
-RUN pnpm install --frozen-lockfile --offline \
-  && mkdir -p deploy/opencode/agent && cp agents/*.md deploy/opencode/agent/
+RUN pnpm rebuild \
+  && pnpm db:generate \
+  && pnpm build \
+  && mkdir -p deploy/opencode/agent && cp agents/*.md deploy/opencode/agent/ \
+  && mkdir -p /workspaces && chown node:node /workspaces
+
+FROM build
+ENV NODE_ENV=production WORKSPACE_DIR=/workspaces
 USER node
-ENV NODE_ENV=production
-CMD ["pnpm", "start"]
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "services/all-in-one/dist/main.js"]

@@ -14,6 +14,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ["scripts/**/*.mjs"],
+    languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly" } },
+  },
+  {
     files: ["bench/**", "**/cli/**", "services/demo.ts", "test/**"],
     rules: { "no-console": "off" },
   },

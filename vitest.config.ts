@@ -1,6 +1,23 @@
+import { defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
 
+/**
+ * Workspace packages export their compiled `dist/` by default and their TypeScript sources under
+ * this condition: tests (and every process they spawn, through NODE_OPTIONS) run the sources.
+ */
+const SOURCE_CONDITION = "ratatoskr-source";
+if (!process.env.NODE_OPTIONS?.includes(`--conditions=${SOURCE_CONDITION}`)) {
+  process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --conditions=${SOURCE_CONDITION}`.trim();
+}
+
 export default defineConfig({
+  resolve: { conditions: [SOURCE_CONDITION, ...defaultServerConditions] },
+  ssr: {
+    resolve: {
+      conditions: [SOURCE_CONDITION, ...defaultServerConditions],
+      externalConditions: [SOURCE_CONDITION],
+    },
+  },
   test: {
     include: ["packages/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "test/**/*.test.ts"],
     globalSetup: ["./packages/testkit/src/vitest/global-setup.ts"],

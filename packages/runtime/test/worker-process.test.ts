@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 function startChild(env: Record<string, string>) {
-  const proc = spawn(process.execPath, ["--import", "tsx", FIXTURE], {
+  const proc = spawn(process.execPath, ["--conditions=ratatoskr-source", "--import", "tsx", FIXTURE], {
     env: { ...process.env, REDIS_URL: h.redisUrl, QUEUE_PREFIX: h.prefix, LOG_LEVEL: "info", ...env },
     cwd: REPO_ROOT,
     stdio: ["ignore", "pipe", "pipe"],

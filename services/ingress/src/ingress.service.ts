@@ -1,6 +1,6 @@
 import { QUEUE, QUEUE_NAMES } from "@ratatoskr/contracts";
 import { defineService, notImplemented } from "@ratatoskr/service-host";
-import { loadBullBoardConfig } from "./bull-board/bull-board.config.ts";
+import { BULL_BOARD_CONFIG_SCHEMA, loadBullBoardConfig } from "./bull-board/bull-board.config.ts";
 import { registerBullBoard } from "./bull-board/bull-board.plugin.ts";
 import { GITEA_INGRESS_CONFIG_SCHEMA, loadGiteaIngressConfig } from "./gitea/config/gitea.config.ts";
 import { giteaFrontDoor } from "./gitea/gitea-wiring.ts";
@@ -11,7 +11,7 @@ import { telegramFrontDoor } from "./telegram/telegram-wiring.ts";
 export const ingressService = defineService({
   name: "ingress",
   queues: [QUEUE.intake],
-  configSchema: { ...TELEGRAM_CONFIG_SCHEMA, ...GITEA_INGRESS_CONFIG_SCHEMA },
+  configSchema: { ...TELEGRAM_CONFIG_SCHEMA, ...GITEA_INGRESS_CONFIG_SCHEMA, ...BULL_BOARD_CONFIG_SCHEMA },
   defaultConcurrency: 4,
   async create(ctx) {
     const board = loadBullBoardConfig(ctx.env);

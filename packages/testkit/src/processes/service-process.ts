@@ -19,6 +19,8 @@ export interface StartServiceProcessOptions {
   env: NodeJS.ProcessEnv;
   /** How long to wait for the "started" log line (default 30 s: tsx compiles on first start). */
   timeoutMs?: number;
+  /** Run this instead of `node --import tsx services/<name>/src/main.ts` (a built image, say). */
+  command?: { file: string; args: string[]; cwd: string };
 }
 
 function parseLogLine(line: string): { msg?: string; url?: string } | undefined {
@@ -36,8 +38,9 @@ function parseLogLine(line: string): { msg?: string; url?: string } | undefined 
  */
 export async function startServiceProcess(name: string, opts: StartServiceProcessOptions): Promise<ServiceProcess> {
   const entry = `services/${name}/src/main.ts`;
-  const child = spawn(process.execPath, ["--import", "tsx", entry], {
-    cwd: REPO_ROOT,
+  const command = opts.command ?? { file: process.execPath, args: ["--conditions=ratatoskr-source", "--import", "tsx", entry], cwd: REPO_ROOT };
+  const child = spawn(command.file, command.args, {
+    cwd: command.cwd,
     env: { ...opts.env, HTTP_HOST: "127.0.0.1", HTTP_PORT: "0" },
     stdio: ["ignore", "pipe", "pipe"],
   });
