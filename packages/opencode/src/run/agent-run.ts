@@ -7,7 +7,8 @@ import { formatModelRef, sameModel, type ModelRef } from "../model/model-ref.ts"
 import type { ActivePoller } from "./active-poller.ts";
 import type { EventHub } from "./event-hub.ts";
 import type { AgentRunResult, RunAgentOptions, RunOutcome } from "./run-types.ts";
-import { addUsage, answeringModel, emptyUsage, messageError, textOf } from "./turn-summary.ts";
+import { addUsage, answeringModel, classifyProviderFailure, emptyUsage, messageError, textOf } from "./turn-summary.ts";
+import { ProviderError } from "../errors/provider.error.ts";
 import { watchTurn, type TurnResult } from "./turn-watcher.ts";
 import { extractVerdict, repairPrompt } from "./verdict-extract.ts";
 import type { LocationWarmup } from "./location-warmup.ts";
@@ -230,7 +231,11 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
         throw new HaltedTurnError(id, turn.detail);
       case "done": {
         const failure = messageError(turn.messages);
-        if (failure) throw new AgentMessageError(id, failure);
+        if (failure) {
+          const provider = classifyProviderFailure(failure);
+          if (provider) throw new ProviderError(id, answeringModel(turn.messages)?.providerID ?? expected?.providerID, provider.status, provider.retryable, failure);
+          throw new AgentMessageError(id, failure);
+        }
         return false;
       }
     }
