@@ -123,6 +123,11 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
     deps.rememberSession?.(sessionId);
     await o.onSession?.({ sessionId, serverUrl });
     await deps.events.whenLive(250);
+    if (!deps.events.live) {
+      warn(
+        `opencode's event stream (${serverUrl}/api/event) is not live: progress is seen only when a message part ends, so an answer that streams longer than the idle timeout (${o.idleTimeoutMs} ms) may be cut`,
+      );
+    }
     step = "the server to admit the prompt";
     let turn = await runTurn(o.prompt);
     let settled = settle(turn, knownModels);

@@ -63,6 +63,8 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
   let pageSize = SMALL_PAGE;
   let errors = 0;
   let halting = 0;
+  /** A poll already saw some of the turn's messages (only then is a change seen "now"). */
+  let seenBefore = false;
   /** Why the turn may stop unfinished (a question the policy rejected). */
   const stops: string[] = [];
 
@@ -131,7 +133,12 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
       if (decision.kind === "done") return { kind: "done", messages: decision.messages };
       if (decision.kind === "silent") return { kind: "silent", messages: assistants };
       if (decision.kind === "halted") return { kind: "halted", messages: decision.messages, detail: haltDetail(decision.messages, stops) };
-      if (decision.progressed) lastActivity = now();
+      if (decision.progressed) {
+        // The first look at the turn is not progress "now": it may be stale by a whole poll
+        // interval. Count it from opencode's own stamps; later changes from when they were seen.
+        lastActivity = seenBefore ? now() : Math.max(lastActivity, latestStamp(assistants));
+        seenBefore = true;
+      }
       confirming = decision.confirming;
       halting = "halting" in decision ? (decision.halting ?? 0) : 0;
       if (s.resync) syncedAt = s.now;
@@ -178,6 +185,11 @@ async function answerPending(o: TurnWatchOptions, stops: string[], signal: Abort
       await o.api.rejectQuestion(o.sessionId, request.id, signal);
     }
   }
+}
+
+/** The newest time opencode stamped on the turn's messages (creation or completion). */
+function latestStamp(messages: SessionMessage[]): number {
+  return Math.max(0, ...messages.map((m) => Math.max(m.time.created, m.time.completed ?? 0)));
 }
 
 /** Why a halted turn stopped: what the client knows (a rejected question), else the last tool's state. */
