@@ -102,6 +102,18 @@ describe("runAgent against a real opencode serve", () => {
     expect(seen[1]?.lastUserText).toMatch(/could not be used: no JSON object found/);
   });
 
+  it("repairs an invalid final verdict instead of returning an earlier valid draft", async () => {
+    const m = marker("stale-draft");
+    const answer = 'Draft: {"passed": true, "comments": []}\nHmm, {"passed": true was wrong after all.\nFinal: {"passed": false}';
+    fx.model.addRule({ match: { promptIncludes: m }, reply: [reply.text(answer), reply.json({ passed: false, comments: ["tests fail"] })] });
+    const result = await fx.client.runAgent({ ...RUN, agent: "judge", directory: fx.sharedDir, prompt: `review ${m}`, schema: verdictSchema });
+
+    expect(result.outcome).toBe("ok");
+    expect(result.repaired).toBe(true);
+    expect(result.verdict).toEqual({ passed: false, comments: ["tests fail"] });
+    expect(fx.model.requestsFor(result.sessionId as string)[1]?.lastUserText).toMatch(/schema mismatch: comments/);
+  });
+
   it("fails with the validation error when the repaired answer is still invalid", async () => {
     const m = marker("repair-fail");
     fx.model.addRule({ match: { promptIncludes: m }, reply: [reply.json({ passed: "yes" }), reply.json({ passed: 1, comments: [] })] });

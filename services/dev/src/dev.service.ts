@@ -4,8 +4,10 @@ import { agentOpencodeClient, createTaskGit } from "@ratatoskr/pipeline";
 import { defineService } from "@ratatoskr/service-host";
 import { DEV_CONFIG_SCHEMA, loadDevConfig } from "./config/dev.config.ts";
 import { createDevRoundHandler } from "./handlers/dev-round.handler.ts";
+import { createGiteaDevHandler } from "./gitea/gitea-dev.handler.ts";
+import { bySource } from "@ratatoskr/gitea";
 
-/** Implements approved tasks on a branch with the dev agent, commits and pushes. */
+/** Implements approved tasks (and Gitea commands) on a branch with the dev agent, commits and pushes. */
 export const devService = defineService({
   name: "dev",
   queues: [QUEUE.dev],
@@ -28,8 +30,19 @@ export const devService = defineService({
       hardTimeoutMs: config.dev.hardTimeoutMs,
       statusPollMs: config.dev.statusPollMs,
     });
+    const gitea = createGiteaDevHandler({
+      repos: ctx.repos,
+      transition: (taskId, event, options) => ctx.transition(taskId, event, options),
+      opencode,
+      git,
+      idleTimeoutMs: config.dev.idleTimeoutMs,
+      hardTimeoutMs: config.dev.hardTimeoutMs,
+      statusPollMs: config.dev.statusPollMs,
+      redis: ctx.redis,
+      prefix: ctx.config.queue.prefix,
+    });
     return {
-      handlers: { [QUEUE.dev]: handler },
+      handlers: { [QUEUE.dev]: bySource(ctx.repos.tasks, { telegram: handler, gitea }) },
       checks: {
         opencode: async () => {
           await opencode.checkServer();

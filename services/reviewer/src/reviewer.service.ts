@@ -3,7 +3,9 @@ import { QUEUE } from "@ratatoskr/contracts";
 import { agentOpencodeClient, createTaskGit } from "@ratatoskr/pipeline";
 import { defineService } from "@ratatoskr/service-host";
 import { loadReviewerConfig, REVIEWER_CONFIG_SCHEMA } from "./config/reviewer.config.ts";
+import { bySource } from "@ratatoskr/gitea";
 import { createReviewHandler } from "./handlers/review.handler.ts";
+import { createGiteaReviewHandler } from "./gitea/gitea-review.handler.ts";
 
 /** Reviews a task branch's diff with the reviewer agent. */
 export const reviewerService = defineService({
@@ -29,8 +31,20 @@ export const reviewerService = defineService({
       maxDiffChars: config.reviewer.maxDiffChars,
       statusPollMs: config.reviewer.statusPollMs,
     });
+    const gitea = createGiteaReviewHandler({
+      repos: ctx.repos,
+      transition: (taskId, event, options) => ctx.transition(taskId, event, options),
+      opencode,
+      git,
+      idleTimeoutMs: config.reviewer.idleTimeoutMs,
+      hardTimeoutMs: config.reviewer.hardTimeoutMs,
+      maxDiffChars: config.reviewer.maxDiffChars,
+      statusPollMs: config.reviewer.statusPollMs,
+      redis: ctx.redis,
+      prefix: ctx.config.queue.prefix,
+    });
     return {
-      handlers: { [QUEUE.review]: handler },
+      handlers: { [QUEUE.review]: bySource(ctx.repos.tasks, { telegram: handler, gitea }) },
       checks: {
         opencode: async () => {
           await opencode.checkServer();

@@ -13,6 +13,8 @@ export const intakeJobSchema = z.discriminatedUnion("kind", [
   z.object({ v: z.literal(1), kind: z.literal("route-command"), taskId }),
   /** Start the next queued command of one issue/PR, if none is running. */
   z.object({ v: z.literal(1), kind: z.literal("dispatch-next"), targetKey: z.string().min(1) }),
+  /** A command's agents are done: open its PR or post its plan/answer, then settle it (G3). */
+  z.object({ v: z.literal(1), kind: z.literal("publish"), taskId }),
 ]);
 
 export const analystJobSchema = z.object({

@@ -9,8 +9,49 @@ import { refuse, type TransitionResult } from "./transition-result.ts";
 
 const STATUS_COMMENT: TaskEffect = { type: "notify", template: "command.status", params: {} };
 
-function ok(task: TaskSnapshot, status: GiteaStatus, effects: TaskEffect[]): TransitionResult {
-  return { ok: true, task: { ...task, status, version: task.version + 1 }, effects: [STATUS_COMMENT, ...effects] };
+function ok(
+  task: TaskSnapshot,
+  status: GiteaStatus,
+  effects: TaskEffect[],
+  patch: Partial<Pick<TaskSnapshot, "round">> = {},
+): TransitionResult {
+  return {
+    ok: true,
+    task: { ...task, ...patch, status, version: task.version + 1 },
+    effects: [STATUS_COMMENT, ...effects],
+  };
+}
+
+/** The job that finishes a command where only intake can: open the PR, post the plan (G3). */
+function publishJob(task: TaskSnapshot): TaskEffect {
+  const jobId = followUpJobId(task.id, "publish", task.version + 1);
+  return { type: "enqueue", job: jobRequest(QUEUE.intake, { v: 1, kind: "publish", taskId: task.id }, jobId) };
+}
+
+/** `/agent plan` and an issue's `/agent iterate` write plans; the other work commands change code. */
+export function isPlanning(command: TaskSnapshot["command"]): boolean {
+  return command?.kind === "plan" || (command?.target === "issue" && command.kind === "iterate");
+}
+
+/** A PR's `/agent iterate` resumes the sessions once: one dev turn, one review, no more rounds. */
+function isPullIterate(task: TaskSnapshot): boolean {
+  return task.command?.kind === "iterate" && task.command.target === "pr";
+}
+
+function reviewJob(task: TaskSnapshot): TaskEffect {
+  const kind = isPlanning(task.command) ? "plan" : "diff";
+  const jobId = followUpJobId(task.id, "review", task.version + 1);
+  return { type: "enqueue", job: jobRequest(QUEUE.review, { v: 1, taskId: task.id, kind, round: task.round }, jobId) };
+}
+
+function reviseJob(task: TaskSnapshot, round: number): TaskEffect {
+  const jobId = followUpJobId(task.id, isPlanning(task.command) ? "analyst" : "dev", task.version + 1);
+  return {
+    type: "enqueue",
+    job: isPlanning(task.command)
+      ? jobRequest(QUEUE.analyst, { v: 1, taskId: task.id, kind: "plan" }, jobId)
+      : jobRequest(QUEUE.dev, { v: 1, taskId: task.id, kind: "revise", round }, jobId),
+  };
 }
 
 /** After a command settles, the next queued command of the same issue/PR may start (G4). */
@@ -59,11 +100,26 @@ export function giteaTransition(task: TaskSnapshot, event: GiteaEvent): Transiti
       if (status !== "received" || !isControl(task)) return refuse(task, event.type, "illegal");
       return ok(task, "succeeded", []);
     case "command.rejected":
+      // From `queued`: a command refused when its turn came (e.g. an agent PR opened meanwhile).
+      if (status === "queued") return ok(task, "rejected", [dispatchNext(task)]);
       if (status !== "received") return refuse(task, event.type, "illegal");
       return ok(task, "rejected", []);
     case "command.started":
       if (status !== "queued") return refuse(task, event.type, "illegal");
-      return ok(task, "running", [{ type: "enqueue", job: firstJob(task) }]);
+      return ok(task, "running", [{ type: "enqueue", job: firstJob({ ...task, round: 1 }) }], { round: 1 });
+    case "command.dev-finished":
+    case "command.plan-drafted":
+      if (status !== "running") return refuse(task, event.type, "illegal");
+      return ok(task, "running", [reviewJob(task)]);
+    case "command.review-passed":
+    case "command.answer-drafted":
+      if (status !== "running") return refuse(task, event.type, "illegal");
+      return ok(task, "running", [publishJob(task)]);
+    case "command.review-rejected":
+      if (status !== "running") return refuse(task, event.type, "illegal");
+      // Out of rounds: what was pushed stays, the command fails with the findings (the caller's reason).
+      if (task.round >= task.maxRounds || isPullIterate(task)) return ok(task, "failed", [dispatchNext(task)]);
+      return ok(task, "running", [reviseJob(task, task.round + 1)], { round: task.round + 1 });
     case "command.succeeded":
       if (status !== "running") return refuse(task, event.type, "illegal");
       return ok(task, "succeeded", [dispatchNext(task)]);

@@ -83,7 +83,20 @@ export type GiteaEvent =
   /** A control command (`status`, `cancel`) was carried out at once: it never queues. */
   | { type: "command.answered" }
   /** A restart found the command running: it is failed, never replayed (G6). */
-  | { type: "command.interrupted" };
+  | { type: "command.interrupted" }
+  /**
+   * A dev round of a command committed and pushed its work (`commit`: pushed head, short sha);
+   * the reviewer reviews it next. `summary`/`testsRun`: the dev agent's closing report.
+   */
+  | { type: "command.dev-finished"; commit: string; summary: string; testsRun?: string }
+  /** The planner wrote (or revised) the plan of an issue; the reviewer reviews it next. */
+  | { type: "command.plan-drafted"; plan: string }
+  /** The planner answered `/agent discuss` about the current plan; it is posted next. */
+  | { type: "command.answer-drafted"; answer: string }
+  /** The reviewer asked for changes: the next dev round gets these findings, or the rounds are spent. */
+  | { type: "command.review-rejected"; findings: ReviewFinding[] }
+  /** The review passed; `minor`: findings that did not block it (shown in the PR). Publishing comes next. */
+  | { type: "command.review-passed"; minor: ReviewFinding[] };
 
 export type TaskEvent = TelegramEvent | GiteaEvent;
 export type TaskEventType = TaskEvent["type"];

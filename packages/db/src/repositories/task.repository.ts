@@ -142,6 +142,19 @@ export class TaskRepository {
     return this.db.task.update({ where: { id }, data: run });
   }
 
+  /**
+   * The plan of the latest finished `/agent plan`/`iterate` of an issue (`command.plan-drafted`
+   * events of succeeded commands), for `/agent implement` to follow; undefined when none.
+   */
+  async latestPlan(targetKey: string): Promise<string | undefined> {
+    const event = await this.db.taskEvent.findFirst({
+      where: { type: "command.plan-drafted", task: { targetKey, status: "succeeded" } },
+      orderBy: [{ taskId: "desc" }, { version: "desc" }],
+    });
+    const plan = (event?.payload as { plan?: unknown } | null)?.plan;
+    return typeof plan === "string" ? plan : undefined;
+  }
+
   setStatusComment(id: number, statusCommentId: number | bigint): Promise<Task> {
     return this.db.task.update({ where: { id }, data: { statusCommentId } });
   }

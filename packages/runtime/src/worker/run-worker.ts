@@ -38,9 +38,9 @@ export interface RunWorkerOptions<Q extends QueueName> {
   concurrency: number;
   logger: Logger;
   metrics: ServiceMetrics;
-  /** How long a job stays locked without renewal before another worker may take it (default 30_000). */
+  /** How long a job stays locked without renewal before another worker may take it (default 15_000). */
   lockDurationMs?: number;
-  /** How often stalled jobs are looked for (default 30_000). */
+  /** How often stalled jobs are looked for (default 10_000). */
   stalledIntervalMs?: number;
 }
 
@@ -62,6 +62,13 @@ const HAND_BACK_GRACE_MS = 5_000;
 
 /** A job that stalls (its worker died) more often than this is failed rather than looping forever. */
 const MAX_STALLED_COUNT = 2;
+
+/**
+ * A killed worker's job is picked up within lock + check ≈ 25 s (issue 7), not BullMQ's 60 s.
+ * The lock is renewed every half of it, so a busy event loop has 7.5 s of slack.
+ */
+export const DEFAULT_LOCK_DURATION_MS = 15_000;
+export const DEFAULT_STALLED_INTERVAL_MS = 10_000;
 
 function taskIdOf(data: unknown): number | undefined {
   const taskId = (data as { taskId?: unknown } | null)?.taskId;
@@ -157,8 +164,8 @@ export function runWorker<Q extends QueueName>(opts: RunWorkerOptions<Q>): Worke
     prefix: opts.prefix,
     concurrency: opts.concurrency,
     maxStalledCount: MAX_STALLED_COUNT,
-    ...(opts.lockDurationMs !== undefined ? { lockDuration: opts.lockDurationMs } : {}),
-    ...(opts.stalledIntervalMs !== undefined ? { stalledInterval: opts.stalledIntervalMs } : {}),
+    lockDuration: opts.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS,
+    stalledInterval: opts.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
   });
   // Without these, BullMQ reports lost connections and lock renewals unstructured on stderr.
   worker.on("error", (err) => log.error({ err: scrubError(err) }, "worker error"));

@@ -1,1 +1,2 @@
 export * from "./service-process.ts";
+export * from "./own-redis.ts";

@@ -30,6 +30,16 @@ export const ANALYST_CONFIG_SCHEMA = {
       description: "Most questions the analyst asks per turn (extra ones are dropped)",
     }),
   },
+  sweep: {
+    intervalMs: envDurationMs("ANALYST_SWEEP_INTERVAL_MS", {
+      default: 10_000,
+      description: "How often waiting analyses are checked against their jobs (Redis lost, stalled out)",
+    }),
+    graceMs: envDurationMs("ANALYST_SWEEP_GRACE_MS", {
+      default: 30_000,
+      description: "An analysis job younger than this is not judged missing or dead by the sweep",
+    }),
+  },
   workspace: {
     dir: envString("WORKSPACE_DIR", {
       default: join(tmpdir(), "ratatoskr-workspaces"),

@@ -1,0 +1,151 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import { QUEUE } from "@ratatoskr/contracts";
+import {
+  createFollowUpDispatcher,
+  createRepositories,
+  DialogueTurnRepository,
+  type FollowUpDispatcher,
+  type Repositories,
+} from "@ratatoskr/db";
+import { createLogger, createQueues, createRedisConnection, type QueueSet, type Redis } from "@ratatoskr/runtime";
+import { startOwnRedis, type OwnRedis } from "@ratatoskr/testkit";
+import { createTestDatabase, type TestDatabase } from "@ratatoskr/testkit/vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sweepAnalyses } from "../src/maintenance/analysis-sweeper.ts";
+
+const logger = createLogger({ service: "analysis-sweeper-test", level: "silent" });
+const PREFIX = "sweeper-test";
+let database: TestDatabase;
+let repos: Repositories;
+let redis: OwnRedis;
+let producer: Redis;
+let queues: QueueSet;
+let dispatcher: FollowUpDispatcher;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  repos = createRepositories(database.db.prisma);
+  redis = await startOwnRedis();
+  producer = createRedisConnection(redis.url, "producer", { logger });
+  queues = createQueues({ connection: producer, prefix: PREFIX, logger });
+  dispatcher = createFollowUpDispatcher({ prisma: database.db.prisma, enqueue: async (r) => void (await queues.enqueue(r)) });
+});
+afterAll(async () => {
+  await queues?.close();
+  producer?.disconnect();
+  await redis?.stop();
+  await database?.drop();
+});
+
+const transition: Parameters<typeof sweepAnalyses>[0]["transition"] = async (taskId, event, options) => {
+  const applied = await repos.applyTransition(taskId, event, options);
+  await dispatcher.dispatch(applied.followUps);
+  return applied;
+};
+
+/** A person's message: a stored turn and, unless one runs, an analysis job (as ingress does). */
+async function message(taskId: number, text: string) {
+  return transition(taskId, { type: "turn.received" }, {
+    alongside: (tx) => new DialogueTurnRepository(tx).add({ taskId, role: "user", text }).then(() => undefined),
+  });
+}
+
+async function taskInAnalysis(chatId: number) {
+  const task = await repos.tasks.createTelegramTask({ chatId, maxTurns: 5, maxRounds: 3 });
+  await message(task.id, "please add a health endpoint");
+  return task.id;
+}
+
+async function analystJobId(taskId: number): Promise<string> {
+  const rows = await database.db.prisma.followUp.findMany({ where: { taskId, queue: QUEUE.analyst }, orderBy: { id: "desc" } });
+  return rows[0]!.jobId;
+}
+
+const sweep = () => sweepAnalyses({ prisma: database.db.prisma, queues, dispatcher, transition, logger, graceMs: 0 });
+
+describe("analysis sweeper (Postgres is the truth, Redis can be lost)", () => {
+  it("enqueues again an analysis whose job a wiped Redis lost, under the same id", async () => {
+    const taskId = await taskInAnalysis(7_001);
+    const jobId = await analystJobId(taskId);
+    expect(await queues.queues.analyst.getJobState(jobId)).toBe("waiting");
+
+    await redis.wipe();
+    expect(await queues.queues.analyst.getJobState(jobId)).toBe("unknown");
+    expect(await sweep()).toEqual({ requeued: 1, released: 0 });
+
+    const job = await queues.queues.analyst.getJob(jobId);
+    expect(job?.data).toMatchObject({ taskId, kind: "turn" });
+    expect(await queues.queues.analyst.getJobState(jobId)).toBe("waiting");
+    // Present again: the next pass leaves it alone.
+    expect(await sweep()).toEqual({ requeued: 0, released: 0 });
+    expect((await repos.tasks.findById(taskId))?.analysing).toBe(true);
+    // Done with it: the next test's workers must not find this job first.
+    await transition(taskId, { type: "analyst.failed", problem: "unavailable" });
+    await queues.queues.analyst.obliterate({ force: true });
+  });
+
+  it("releases an analysis whose worker was killed three times, and the next message starts a new one", async () => {
+    const taskId = await taskInAnalysis(7_002);
+    const jobId = await analystJobId(taskId);
+    for (let kill = 1; kill <= 3; kill++) {
+      const worker = await hangingWorker();
+      expect(await worker.taken).toBe(jobId);
+      await worker.kill();
+    }
+    // A fourth worker's stalled check finds the third stall: past the limit, the job fails.
+    const checker = await hangingWorker();
+    await until(async () => (await queues.queues.analyst.getJobState(jobId)) === "failed");
+    await checker.kill();
+
+    expect(await sweep()).toEqual({ requeued: 0, released: 1 });
+    const task = await repos.tasks.findById(taskId);
+    expect(task).toMatchObject({ status: "collecting", analysing: false });
+    const events = await repos.events.list(taskId);
+    expect(events.at(-1)).toMatchObject({ type: "analyst.failed" });
+    const told = await database.db.prisma.followUp.findMany({ where: { taskId, queue: QUEUE.notify } });
+    expect(told.length).toBeGreaterThan(0);
+
+    await message(taskId, "are you there?");
+    const next = await analystJobId(taskId);
+    expect(next).not.toBe(jobId);
+    expect(await queues.queues.analyst.getJobState(next)).toBe("waiting");
+    expect(await repos.tasks.findById(taskId)).toMatchObject({ analysing: true, pendingTurns: 2 });
+  }, 60_000);
+});
+
+const CHILD = fileURLToPath(new URL("./support/hanging-analyst-worker.ts", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+
+async function hangingWorker(): Promise<{ taken: Promise<string>; kill(): Promise<void> }> {
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", CHILD], {
+    cwd: ROOT,
+    env: { ...process.env, REDIS_URL: redis.url, QUEUE_PREFIX: PREFIX },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let buffer = "";
+  const taken = new Promise<string>((resolve) => {
+    child.stdout!.on("data", (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const match = /"taken":"([^"]+)"/.exec(buffer);
+      if (match) resolve(match[1]!);
+    });
+  });
+  const exited = once(child, "exit");
+  return {
+    taken,
+    async kill() {
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -1,0 +1,173 @@
+import { IllegalTransitionError, formatFinding, isBlockingFinding, reviewVerdictSchema, type ReviewJob, type ReviewVerdict, type TaskEvent } from "@ratatoskr/contracts";
+import type { ApplyTransitionOptions, Task } from "@ratatoskr/db";
+import { runCommandJob, visibleText, type HeartbeatRedis } from "@ratatoskr/gitea";
+import { VerdictValidationError, type AgentRunResult } from "@ratatoskr/opencode";
+import { isStepSettled, runTraced, settleDeadRuns, watchTaskStatus, type StoredEvent } from "@ratatoskr/pipeline";
+import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
+import { z } from "zod";
+import { REVIEWER_AGENT, REVIEWER_POLICY, reviewOutcome, type ReviewHandlerDeps } from "../handlers/review.handler.ts";
+import { buildReviewPrompt } from "../prompt/review-prompt.ts";
+import { buildPlanReviewPrompt } from "./plan-review-prompt.ts";
+
+const SETTLED_BY = ["command.review-passed", "command.review-rejected", "command.succeeded", "command.failed", "command.cancelled", "command.interrupted"] as const;
+
+export interface GiteaReviewDeps extends ReviewHandlerDeps {
+  redis: HeartbeatRedis;
+  prefix: string;
+}
+
+type Ctx = JobContext<"review">;
+type Report = (event: TaskEvent, patch?: ApplyTransitionOptions["patch"]) => Promise<boolean>;
+
+const drafted = z.object({ plan: z.string() });
+
+/** The plan the planner wrote last for this command. */
+export function latestPlanOf(events: readonly StoredEvent[]): string | undefined {
+  const parsed = drafted.safeParse(events.filter((e) => e.type === "command.plan-drafted").at(-1)?.payload);
+  return parsed.success ? parsed.data.plan : undefined;
+}
+
+/** `agent/issue-<N>-<taskId>` of a PR iterate → the implement command whose review session it resumes. */
+function originOf(task: Task): number | undefined {
+  const match = /^agent\/issue-\d+-(\d+)$/.exec(task.branch ?? "");
+  return task.commandKind === "iterate" && task.targetType === "pr" && match ? Number(match[1]) : undefined;
+}
+
+/**
+ * The `review` queue for Gitea commands (G3): reviews the pushed branch diff of `implement`, a
+ * PR `iterate` (resuming the PR's reviewer session once) or the plan of `plan`/`iterate`, and
+ * reports passed (minor findings kept for the PR) or rejected (findings for the next round).
+ */
+export function createGiteaReviewHandler(deps: GiteaReviewDeps): JobHandler<"review"> {
+  return async (data, ctx) => {
+    const task = await deps.repos.tasks.findById(data.taskId);
+    if (!task) return skipped(`task ${data.taskId} does not exist`);
+    if (task.status !== "running") return skipped(`task ${task.id} is ${task.status}`);
+    if (task.round !== data.round) return skipped(`task ${task.id} is in round ${task.round}, not ${data.round}`);
+    const events = await deps.repos.events.list(task.id);
+    if (isStepSettled(ctx.job.id, task.id, events, SETTLED_BY)) return skipped(`review ${ctx.job.id} already reported back`);
+    const report: Report = async (event, patch) => {
+      try {
+        await deps.transition(task.id, event, patch ? { patch } : undefined);
+        return true;
+      } catch (err) {
+        if (!(err instanceof IllegalTransitionError)) throw err;
+        ctx.logger.info({ refusal: err.refusal }, "command moved on during the review; the verdict is dropped");
+        return false;
+      }
+    };
+    return runCommandJob(
+      {
+        redis: deps.redis,
+        prefix: deps.prefix,
+        taskId: task.id,
+        jobId: ctx.job.id ?? `${task.id}-review-${data.round}`,
+        signal: ctx.signal,
+        what: `the review of round ${data.round}`,
+        settleDeadRuns: () =>
+          settleDeadRuns({ traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger }, task.id, REVIEWER_AGENT),
+        fail: (reason) => report({ type: "command.failed", reason: "error" }, { failureReason: reason }),
+      },
+      () => review(deps, data, ctx, task, events, report),
+    );
+  };
+}
+
+async function review(deps: GiteaReviewDeps, data: ReviewJob, ctx: Ctx, task: Task, events: readonly StoredEvent[], report: Report): Promise<unknown> {
+  const origin = originOf(task);
+  const workTaskId = origin ?? task.id;
+  const planning = data.kind === "plan";
+  // A plan is reviewed against the default branch (a local branch, never pushed).
+  const ws = await deps.git.prepare({ taskId: workTaskId, repo: task.repos[0] ?? "", branch: planning ? `agent/plan-${task.id}` : (task.branch ?? "") });
+  // Review what was pushed last, not the head this clone saw in an earlier round.
+  if (!planning) await deps.git.syncToRemote(ws);
+  let prompt: string;
+  if (planning) {
+    const plan = latestPlanOf(events);
+    if (!plan) throw new Error("there is no plan to review");
+    prompt = buildPlanReviewPrompt({ taskId: task.id, round: data.round, title: task.title, body: task.goal, plan });
+  } else {
+    const diff = await deps.git.diff(ws);
+    if (diff.trim() === "") {
+      await report({ type: "command.failed", reason: "empty-diff" }, { failureReason: `round ${data.round} left nothing to review: the branch has no changes` });
+      return { status: "failed", reason: "empty-diff" };
+    }
+    const message = visibleText(task.commandMessage ?? "");
+    prompt = buildReviewPrompt({
+      taskId: task.id,
+      round: data.round,
+      title: task.title,
+      goal: [visibleText(task.goal ?? ""), message ? `Request from @${task.requesterLogin}: ${message}` : ""].filter(Boolean).join("\n\n"),
+      acceptanceCriteria: [],
+      diff,
+      maxDiffChars: deps.maxDiffChars,
+    });
+  }
+  const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
+  const { resumeSessionId } = await settleDeadRuns(traced, task.id, REVIEWER_AGENT);
+  const sessionId = resumeSessionId ?? (origin ? ((await deps.repos.traces.findLatest(origin, REVIEWER_AGENT))?.sessionId ?? undefined) : undefined);
+  let result = await runReviewer(deps, ctx, task, workTaskId, data.round, prompt, sessionId);
+  if (result === "stopped") return skipped("command stopped during the review");
+  if (result.outcome === "failed" && result.error instanceof VerdictValidationError) {
+    result = await runReviewer(deps, ctx, task, workTaskId, data.round, prompt, result.sessionId);
+    if (result === "stopped") return skipped("command stopped during the review");
+  }
+  if (result.outcome !== "ok" || !result.verdict) {
+    const why = result.error instanceof VerdictValidationError ? "the reviewer's verdict stayed unreadable after a repair and a retry" : `the review ended ${result.outcome}`;
+    await report({ type: "command.failed", reason: "review" }, { failureReason: `${why} (round ${data.round}): ${result.error?.message ?? ""}`.trim() });
+    return { status: "failed", reason: result.outcome };
+  }
+  const outcome = reviewOutcome(result.verdict);
+  if (outcome.passed) {
+    await report({ type: "command.review-passed", minor: result.verdict.findings.filter((f) => !isBlockingFinding(f)) });
+    return { status: "passed", round: data.round };
+  }
+  const blocking = outcome.findings.filter(isBlockingFinding);
+  await report(
+    { type: "command.review-rejected", findings: outcome.findings },
+    { failureReason: `the review still asks for changes after round ${data.round}:\n${blocking.map((f) => `- ${formatFinding(f)}`).join("\n")}` },
+  );
+  return { status: "rejected", round: data.round, findings: outcome.findings.length };
+}
+
+async function runReviewer(
+  deps: GiteaReviewDeps,
+  ctx: Ctx,
+  task: Task,
+  workTaskId: number,
+  round: number,
+  prompt: string,
+  sessionId: string | undefined,
+): Promise<AgentRunResult<ReviewVerdict> | "stopped"> {
+  const watch = watchTaskStatus({
+    readStatus: async () => (await deps.repos.tasks.findById(task.id))?.status,
+    continueIn: new Set(["running"]),
+    intervalMs: deps.statusPollMs,
+    parent: ctx.signal,
+    onError: (err) => ctx.logger.warn({ err }, "could not re-read the command during the review"),
+  });
+  try {
+    const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
+    const result = await runTraced(traced, {
+      taskId: task.id,
+      round,
+      storeOnTask: true,
+      run: {
+        agent: REVIEWER_AGENT,
+        directory: deps.git.taskDir(workTaskId),
+        prompt,
+        policy: REVIEWER_POLICY,
+        schema: reviewVerdictSchema,
+        idleTimeoutMs: deps.idleTimeoutMs,
+        hardTimeoutMs: deps.hardTimeoutMs,
+        signal: watch.signal,
+        ...(sessionId ? { sessionId } : {}),
+      },
+    });
+    if (watch.stoppedBy()) return "stopped";
+    if (ctx.signal.aborted) throw new Error("review interrupted by shutdown");
+    return result;
+  } finally {
+    watch.stop();
+  }
+}
