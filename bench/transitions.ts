@@ -25,6 +25,9 @@ const CYCLE: TaskEvent[] = [
   { type: "analyst.drafted", consumedTurns: 0, forced: false },
 ];
 
+/** pg's default pool size, the pool under the Prisma adapter. */
+const POOL_SIZE = 10;
+
 async function readyTasks(repos: Repositories, n: number): Promise<number[]> {
   const ids: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -64,7 +67,9 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
     });
     const parallel = await interleave(rounds, {
       ours: () => throughput(many, wide, async (_, lane) => void (await viaSql(ids[lane]!))),
-      prisma: () => throughput(many, wide, async (_, lane) => void (await viaPrisma(ids[lane]!))),
+      // Prisma gives up on a transaction that waits over 2 s for a connection: at most a pool's worth in flight.
+      prisma: () =>
+        throughput(many, Math.min(wide, POOL_SIZE), async (_, lane) => void (await viaPrisma(ids[lane]!))),
       floor: () => throughput(many, wide, async (_, lane) => void (await update(ids[lane]!))),
     });
     const before = (r: Record<"prisma", number[]>) =>

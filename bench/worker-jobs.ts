@@ -9,7 +9,14 @@ import { Redis } from "ioredis";
 import { JOB_CATALOG } from "../packages/contracts/src/index.ts";
 import { createLogger, createMetrics, defaultJobOptions, runWorker } from "../packages/runtime/src/index.ts";
 import { benchId, REDIS_URL } from "./lib/bench-env.ts";
-import { benchMain, interleave, median, ratioRow, type BenchOptions, type BenchRow } from "./lib/bench-harness.ts";
+import {
+  benchMain,
+  interleave,
+  median,
+  ratioRow,
+  type BenchOptions,
+  type BenchRow,
+} from "./lib/bench-harness.ts";
 
 const QUEUE = "review" as const;
 const CONCURRENCY = 10;

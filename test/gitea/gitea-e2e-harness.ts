@@ -71,7 +71,7 @@ export class GiteaE2eHarness {
       GITEA_WEBHOOK_SECRET: SECRET,
       GITEA_BOT_LOGIN: this.gitea.botLogin,
       GITEA_SWEEP_INTERVAL_MS: "0",
-      GITEA_STATUS_REFRESH_MS: "0",
+      GITEA_STATUS_REFRESH_MS: "1000",
       ...extraEnv,
     };
     const started = await Promise.all(services.map((name) => this.startService(name)));

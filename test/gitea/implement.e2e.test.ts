@@ -81,6 +81,46 @@ describe("/agent implement", () => {
     await h.waitForStatusComment(issue, again.id, ["🚫 rejected", "already open"]);
   }, 150_000);
 
+  it("goes back to dev with the reviewer's findings and reviews what round 2 pushed", async () => {
+    const issue = h.gitea.addIssue(REPO, "Two rounds", "rounds.txt").number!;
+    h.model.addRule({
+      match: { systemIncludes: DEV, promptIncludes: "Two rounds" },
+      reply: [
+        reply.write("acme/shop/rounds.txt", "v1\n"),
+        reply.json({ summary: "v1", done: true }),
+        reply.write("acme/shop/rounds.txt", "v2\n"),
+        reply.json({ summary: "v2 as asked", done: true }),
+      ],
+    });
+    h.model.addRule({
+      match: { systemIncludes: REVIEWER, promptIncludes: "+v1" },
+      reply: [reply.json({ passed: false, summary: "no", findings: [{ severity: "major", file: "rounds.txt", line: 1, text: "must say v2" }] })],
+    });
+    h.model.addRule({ match: { systemIncludes: REVIEWER, promptIncludes: "+v2" }, reply: [reply.json({ passed: true, summary: "ok", findings: [] })] });
+    const task = await h.command(issue, "/agent implement");
+    const done = await h.waitForStatus(task.id, "succeeded");
+    expect(done.round).toBe(2);
+    const branch = `agent/issue-${issue}-${task.id}`;
+    expect(await h.git(["show", `refs/heads/${branch}:rounds.txt`])).toBe("v2\n");
+    expect((await h.git(["log", "--format=%s", `main..refs/heads/${branch}`])).trim().split("\n")).toEqual(["agent: Two rounds", "agent: Two rounds"]);
+    const round2 = h.model.requests.filter((r) => r.system.includes(DEV) && r.lastUserText.includes("round 2 of"));
+    expect(round2.some((r) => r.lastUserText.includes("[major] rounds.txt:1 — must say v2"))).toBe(true);
+    const pull = h.gitea.issues.pulls(h.gitea.repos.find("acme", "shop")!).find((p) => p.head?.ref === branch)!;
+    expect(pull.body).toContain("reviewed in 2 rounds");
+    expect(pull.body).toContain("v2 as asked");
+  }, 120_000);
+
+  it("fails an implement whose agent changed no file, and pushes nothing", async () => {
+    const issue = h.gitea.addIssue(REPO, "Nothing to do here", "really").number!;
+    h.model.addRule({ match: { systemIncludes: DEV, promptIncludes: "Nothing to do here" }, reply: [reply.json({ summary: "all fine already", done: true })] });
+    const task = await h.command(issue, "/agent implement");
+    const failed = await h.waitForStatus(task.id, "failed");
+    expect(failed.failureReason).toContain("changed no file");
+    await h.waitForStatusComment(issue, task.id, ["❌ failed", "changed no file"]);
+    await expect(h.git(["rev-parse", "--verify", "-q", `refs/heads/agent/issue-${issue}-${task.id}`])).rejects.toThrow();
+    expect(h.gitea.issues.pulls(h.gitea.repos.find("acme", "shop")!).filter((p) => p.head?.ref?.startsWith(`agent/issue-${issue}-`))).toEqual([]);
+  }, 60_000);
+
   it("refuses a reader: the status comment says why and no agent runs", async () => {
     const issue = h.gitea.addIssue(REPO, "Reader wants a change", "please").number!;
     const before = h.model.requests.length;
@@ -105,6 +145,8 @@ describe("/agent implement", () => {
       .toBe(true);
     const sessionId = (await h.task(task.id)).agentSessionId;
     expect(sessionId).toMatch(/^ses_/);
+    // The running status comment shows the stage, round, spend and how to attach (G5, G7).
+    await h.waitForStatusComment(issue, task.id, ["▶️ running", "**Stage:** dev, round 1 of", "**Elapsed:**", "tokens", `opencode attach ${h.opencode.url} --session ${sessionId}`]);
 
     const cancel = await h.command(issue, "/agent cancel");
     await h.waitForStatus(cancel.id, "succeeded");

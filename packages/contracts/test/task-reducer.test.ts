@@ -101,6 +101,7 @@ const TELEGRAM_LEGAL: Array<[TaskStatus, TelegramEvent["type"], TaskStatus, stri
 const GITEA_LEGAL: Array<[TaskStatus, GiteaEvent["type"], TaskStatus, string[]]> = [
   ["received", "command.authorized", "queued", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
   ["received", "command.rejected", "rejected", []],
+  ["queued", "command.rejected", "rejected", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
   ["queued", "command.started", "running", ['dev:{"v":1,"taskId":9,"kind":"implement","round":1}']],
   ["running", "command.succeeded", "succeeded", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
   ["running", "command.failed", "failed", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],

@@ -5,6 +5,7 @@ export {
   MigrationFailedError,
   UnfinishedMigrationError,
 } from "./migrations/migration-errors.ts";
+export * from "./migrations/migration-status.ts";
 export { MIGRATIONS_DIR, PRISMA_SCHEMA_PATH } from "./paths.ts";
 export * from "./repositories/task.repository.ts";
 export * from "./repositories/task-snapshot.mapper.ts";

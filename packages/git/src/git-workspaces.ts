@@ -88,6 +88,12 @@ export interface GitWorkspaces {
    * moved; never retried with force. Pushing an already pushed commit is a no-op.
    */
   push(ws: Workspace): Promise<PushResult>;
+  /**
+   * Makes the working tree exactly the pushed branch (after `prepare` fetched it): commits and
+   * edits that never reached the remote are dropped, commits others pushed are taken. No-op while
+   * the remote has no such branch.
+   */
+  syncToRemote(ws: Workspace): Promise<void>;
   /** Marks the task finished: its workspaces are removed by {@link sweep} after retention. */
   markFinished(taskId: number): Promise<void>;
   /** Removes finished workspaces older than retention; failures throw `WorkspaceIoError`. */
@@ -273,6 +279,13 @@ export function createGitWorkspaces(options: GitWorkspacesOptions): GitWorkspace
     commitAll,
     headSha: (ws) => rev(ws.dir, "HEAD", ws.repo),
     push,
+    syncToRemote: (ws) =>
+      lock(ws.dir, async () => {
+        const remoteRef = `refs/remotes/origin/${ws.branch}`;
+        if (!(await hasRef(ws.dir, remoteRef))) return;
+        await git.run(ws.dir, ["reset", "-q", "--hard", remoteRef], { ctx: ctx("reset", ws.repo) });
+        await git.run(ws.dir, ["clean", "-q", "-fd"], { ctx: ctx("clean", ws.repo) });
+      }),
     async markFinished(taskId) {
       await writeFileAtomic(layout.finishedFile(taskId), new Date(now()).toISOString());
     },

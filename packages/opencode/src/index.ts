@@ -23,6 +23,8 @@ export { VerdictValidationError } from "./errors/verdict-validation.error.ts";
 export { HaltedTurnError } from "./errors/halted-turn.error.ts";
 export { QuestionPolicyError } from "./errors/question-policy.error.ts";
 export { NO_PERSON_ANSWER } from "./run/permission-policy.ts";
+export { ProviderError } from "./errors/provider.error.ts";
+export { classifyProviderFailure } from "./run/turn-summary.ts";
 export { AgentMessageError } from "./errors/agent-message.error.ts";
 export { ModelConfigError } from "./errors/model-config.error.ts";
 export { createCountingDispatcher } from "./http/counting-dispatcher.ts";

@@ -1,11 +1,12 @@
 import { reply } from "@ratatoskr/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { marker, startOpencodeFixture, type OpencodeFixture } from "./support/opencode-fixture.ts";
+import { marker, startOpencodeFixture, warmSharedDir, type OpencodeFixture } from "./support/opencode-fixture.ts";
 
 let fx: OpencodeFixture;
 beforeAll(async () => {
   fx = await startOpencodeFixture();
-});
+  await warmSharedDir(fx);
+}, 90_000);
 afterAll(async () => {
   await fx?.stop();
 });

@@ -47,6 +47,7 @@ describe("requests a run makes", () => {
       expect(result.outcome).toBe("ok");
       expect(result.output).toBe("ran it");
       expect(rec.notices).toContain("permission bash → once");
+      expect(rec.warnings).toContainEqual(expect.stringMatching(/event stream .* is not live: progress is seen only when a message part ends/));
       expect(existsSync(join(directory, "polled.txt")) && readFileSync(join(directory, "polled.txt"), "utf8").trim()).toBe("polled");
     } finally {
       await rec.close();

@@ -67,6 +67,19 @@ describe("CompletionTracker", () => {
     expect(t.observe(false, [assistant("m1", "abc")], 900)).toMatchObject({ halting: 1 });
   });
 
+  it("reports silence from opencode's signal: ran, went idle, nothing new — without waiting on the clock", () => {
+    const t = new CompletionTracker(0);
+    expect(t.observe(true, [], 50).kind).toBe("waiting");
+    expect(t.observe(false, [], 100).kind).toBe("waiting");
+    expect(t.observe(false, [], 150).kind).toBe("silent");
+  });
+
+  it("never seen running: a loaded server's slow start is not silence before the fallback", () => {
+    const t = new CompletionTracker(0);
+    for (const at of [100, 500, 1_000, 1_500, 2_500]) expect(t.observe(false, [], at).kind).toBe("waiting");
+    expect(t.observe(false, [], 3_000).kind).toBe("silent");
+  });
+
   it("reports progress when text grows", () => {
     const t = new CompletionTracker(0);
     t.observe(true, [assistant("m1", "a")], 10);

@@ -1,6 +1,7 @@
 export * from "./config/env-var.ts";
 export * from "./config/config-loader.ts";
 export * from "./config/base-config.ts";
+export * from "./config/startup-problems.ts";
 export * from "./logging/logger.ts";
 export * from "./logging/secret-scrubber.ts";
 export * from "./redis/redis-connection.ts";

@@ -1,4 +1,11 @@
-import { baseConfigSchema, envDurationMs, envInt, type ConfigOf, type ConfigSchema, type EnvVar } from "@ratatoskr/runtime";
+import {
+  baseConfigSchema,
+  envDurationMs,
+  envInt,
+  type ConfigOf,
+  type ConfigSchema,
+  type EnvVar,
+} from "@ratatoskr/runtime";
 import type { AnyServiceDefinition } from "./service-definition.ts";
 
 export const reconcilerConfig = {
@@ -14,6 +21,16 @@ export const reconcilerConfig = {
   },
 };
 
+export const startupConfig = {
+  startup: {
+    timeoutMs: envDurationMs("STARTUP_TIMEOUT_MS", {
+      default: 15_000,
+      description:
+        "How long start-up waits for Redis and Postgres to answer before it stops, naming the one that did not",
+    }),
+  },
+};
+
 /** Base settings plus `<NAME>_CONCURRENCY` for each service this process runs. */
 export function hostConfigSchema(services: readonly AnyServiceDefinition[]) {
   const concurrency: Record<string, EnvVar<number>> = {};
@@ -24,7 +41,7 @@ export function hostConfigSchema(services: readonly AnyServiceDefinition[]) {
       description: `Parallel ${service.name} jobs per process`,
     });
   }
-  return { ...baseConfigSchema, ...reconcilerConfig, concurrency };
+  return { ...baseConfigSchema, ...reconcilerConfig, ...startupConfig, concurrency };
 }
 
 export type HostConfig = ConfigOf<ReturnType<typeof hostConfigSchema>>;

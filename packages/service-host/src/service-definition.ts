@@ -1,8 +1,15 @@
 import type { QueueName, TaskEvent } from "@ratatoskr/contracts";
-import type { AppliedTransition, ApplyTransitionOptions, Database, FollowUpDispatcher, Repositories } from "@ratatoskr/db";
+import type {
+  AppliedTransition,
+  ApplyTransitionOptions,
+  Database,
+  FollowUpDispatcher,
+  Repositories,
+} from "@ratatoskr/db";
 import type {
   BaseConfig,
   ConfigSchema,
+  Env,
   JobHandlerMap,
   Logger,
   QueueSet,
@@ -57,6 +64,11 @@ export interface ServiceDefinition<Q extends QueueName = QueueName> {
    * ones at start-up (one message naming every problem) and the README table lists them.
    */
   configSchema?: ConfigSchema;
+  /**
+   * Rules across variables (e.g. GITEA_TOKEN when GITEA_URL is set): runs the service's config
+   * loaders, which throw ConfigError; checked with the schema before anything connects.
+   */
+  checkConfig?(env: Env): void;
   /** Parallel jobs per consumed queue unless `<NAME>_CONCURRENCY` says otherwise. */
   defaultConcurrency: number;
   create(ctx: ServiceContext): Promise<ServiceInstance<Q>>;

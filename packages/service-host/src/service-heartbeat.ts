@@ -31,9 +31,11 @@ export function startHeartbeat(
 ): () => Promise<void> {
   const key = heartbeatKey(prefix);
   const write = () =>
-    redis.hset(key, fieldOf(beat), JSON.stringify({ ...beat, seenAt: new Date().toISOString() })).catch(() => {
-      // Redis blips are reported by the connection's own error listener; the next beat retries.
-    });
+    redis
+      .hset(key, fieldOf(beat), JSON.stringify({ ...beat, seenAt: new Date().toISOString() }))
+      .catch(() => {
+        // Redis blips are reported by the connection's own error listener; the next beat retries.
+      });
   void write();
   const timer = setInterval(write, intervalMs);
   timer.unref();
@@ -44,7 +46,11 @@ export function startHeartbeat(
 }
 
 /** Live processes, newest first per service name; stale entries are pruned. */
-export async function readServiceHeartbeats(redis: Redis, prefix: string, now = Date.now()): Promise<ServiceHeartbeat[]> {
+export async function readServiceHeartbeats(
+  redis: Redis,
+  prefix: string,
+  now = Date.now(),
+): Promise<ServiceHeartbeat[]> {
   const key = heartbeatKey(prefix);
   const raw = await redis.hgetall(key);
   const live: ServiceHeartbeat[] = [];

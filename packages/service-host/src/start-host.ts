@@ -1,4 +1,3 @@
-import { once } from "node:events";
 import { hostname } from "node:os";
 import type { QueueName } from "@ratatoskr/contracts";
 import { createDatabase, createFollowUpDispatcher, createRepositories } from "@ratatoskr/db";
@@ -15,22 +14,16 @@ import {
   ShutdownRegistry,
   type JobHandler,
   type JobHandlerMap,
-  withTimeout,
   type Logger,
   type ReadinessCheck,
-  type Redis,
+  collectConfigProblems,
+  ConfigError,
 } from "@ratatoskr/runtime";
 import type { FastifyInstance } from "fastify";
 import { fullConfigSchema, hostConfigSchema, type HostConfig } from "./host-config.ts";
 import { startHeartbeat } from "./service-heartbeat.ts";
+import { checkDatabase, waitForRedis } from "./startup-checks.ts";
 import type { AnyServiceDefinition, ServiceContext, ServiceInstance } from "./service-definition.ts";
-
-const REDIS_CONNECT_TIMEOUT_MS = 15_000;
-
-async function connected(redis: Redis): Promise<void> {
-  if (redis.status === "ready") return;
-  await once(redis, "ready");
-}
 
 export interface StartHostOptions {
   /** Name in logs and metrics: the service's own, or "all-in-one". */
@@ -58,9 +51,17 @@ export interface RunningHost {
 export async function startHost(opts: StartHostOptions): Promise<RunningHost> {
   const env = opts.env ?? process.env;
   // Validate everything up front so a misconfigured service names every problem at once.
-  loadConfig(fullConfigSchema(opts.services), env);
+  const problems = collectConfigProblems([
+    () => loadConfig(fullConfigSchema(opts.services), env),
+    ...opts.services.map((service) => () => service.checkConfig?.(env)),
+  ]);
+  if (problems.length > 0) throw new ConfigError(problems);
   const config = loadConfig(hostConfigSchema(opts.services), env);
-  const logger = createLogger({ service: opts.name, level: config.log.level, version: config.service.version });
+  const logger = createLogger({
+    service: opts.name,
+    level: config.log.level,
+    version: config.service.version,
+  });
   const shutdown = new ShutdownRegistry({ logger, ...(opts.exit ? { exit: opts.exit } : {}) });
   try {
     return await assemble(opts, env, config, logger, shutdown);
@@ -78,14 +79,20 @@ async function assemble(
   logger: Logger,
   shutdown: ShutdownRegistry,
 ): Promise<RunningHost> {
-  const producer = createRedisConnection(config.redis.url, "producer", { logger, connectionName: `${opts.name}:producer` });
-  const workerRedis = createRedisConnection(config.redis.url, "worker", { logger, connectionName: `${opts.name}:worker` });
+  const producer = createRedisConnection(config.redis.url, "producer", {
+    logger,
+    connectionName: `${opts.name}:producer`,
+  });
+  const workerRedis = createRedisConnection(config.redis.url, "worker", {
+    logger,
+    connectionName: `${opts.name}:worker`,
+  });
   shutdown.register("connections", "redis", async () => {
     await Promise.allSettled([producer.quit(), workerRedis.quit()]);
   });
   // Producers do not queue commands while disconnected, so wait for the first connection here
   // rather than report "not ready" (or fail enqueues) in the first moments after start.
-  await withTimeout(connected(producer), REDIS_CONNECT_TIMEOUT_MS, "first Redis connection");
+  await waitForRedis(producer, config.redis.url, config.startup.timeoutMs);
   const queues = createQueues({ connection: producer, prefix: config.queue.prefix, logger });
   shutdown.register("queues", "queues", () => queues.close());
   const db = createDatabase({
@@ -93,6 +100,7 @@ async function assemble(
     ...(config.database.schema ? { schema: config.database.schema } : {}),
   });
   shutdown.register("database", "prisma", () => db.close());
+  const databaseCheck = await checkDatabase(db, config.database.url, config.startup.timeoutMs);
 
   const repos = createRepositories(db.prisma);
   const dispatcher = createFollowUpDispatcher({
@@ -128,9 +136,7 @@ async function assemble(
 
   const checks: Record<string, ReadinessCheck> = {
     redis: redisCheck(producer),
-    postgres: async () => {
-      await db.prisma.$queryRaw`SELECT 1`;
-    },
+    postgres: databaseCheck,
   };
   for (const [, instance] of instances) Object.assign(checks, instance.checks);
   const http = createServiceHttpServer({
@@ -150,7 +156,8 @@ async function assemble(
   for (const [service, instance] of instances) {
     for (const queue of service.queues) {
       handlers[queue] = instance.handlers[queue] as JobHandler<QueueName>;
-      concurrency[queue] = (config.concurrency as Record<string, number>)[service.name] ?? service.defaultConcurrency;
+      concurrency[queue] =
+        (config.concurrency as Record<string, number>)[service.name] ?? service.defaultConcurrency;
     }
   }
   metrics.observeQueueDepth(consumed.map((q) => queues.queues[q]));
@@ -177,8 +184,18 @@ async function assemble(
   const url = await http.listen({ host: config.http.host, port: config.http.port });
   const startedAt = new Date().toISOString();
   for (const service of opts.services) {
-    const beat = { name: service.name, version: config.service.version, pid: process.pid, host: hostname(), startedAt };
-    shutdown.register("intake", `${service.name} heartbeat`, startHeartbeat(producer, config.queue.prefix, beat));
+    const beat = {
+      name: service.name,
+      version: config.service.version,
+      pid: process.pid,
+      host: hostname(),
+      startedAt,
+    };
+    shutdown.register(
+      "intake",
+      `${service.name} heartbeat`,
+      startHeartbeat(producer, config.queue.prefix, beat),
+    );
   }
   for (const [, instance] of instances) await instance.start?.();
   if (opts.handleSignals !== false) {

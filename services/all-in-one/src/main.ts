@@ -1,4 +1,4 @@
-import { startHost } from "@ratatoskr/service-host";
+import { runServiceMain } from "@ratatoskr/service-host";
 import { runDemo } from "./demo/demo.ts";
 import { ALL_SERVICES } from "./services.ts";
 
@@ -10,5 +10,5 @@ const hasFrontDoor = Boolean(process.env.TELEGRAM_BOT_TOKEN || process.env.GITEA
 if (process.env.RATATOSKR_DEMO === "true" || !hasFrontDoor) {
   await runDemo(process.env, (line) => process.stdout.write(`${line}\n`));
 } else {
-  await startHost({ name: "all-in-one", services: ALL_SERVICES });
+  await runServiceMain({ name: "all-in-one", services: ALL_SERVICES });
 }

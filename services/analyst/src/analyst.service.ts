@@ -2,15 +2,20 @@ import { QUEUE } from "@ratatoskr/contracts";
 import { checkOpencodeAtStart, createOpencodeClientFromConfig } from "@ratatoskr/opencode";
 import { defineService } from "@ratatoskr/service-host";
 import { ANALYST_CONFIG_SCHEMA, loadAnalystConfig } from "./config/analyst.config.ts";
+import { join } from "node:path";
+import { bySource } from "@ratatoskr/gitea";
+import { createTaskGit } from "@ratatoskr/pipeline";
 import { createAnalyseTurnHandler } from "./handlers/analyse-turn.handler.ts";
+import { createGiteaPlanHandler } from "./gitea/gitea-plan.handler.ts";
 import { startAnalysisSweeper } from "./maintenance/analysis-sweeper.ts";
 import { createRepositoryDirectory } from "./repositories/repository-directory.factory.ts";
 
-/** Clarifies requests with the analyst agent (dialogue turns; Gitea plans in a later issue). */
+/** Clarifies requests with the analyst agent (dialogue turns) and plans Gitea issues with the planner. */
 export const analystService = defineService({
   name: "analyst",
   queues: [QUEUE.analyst],
   configSchema: ANALYST_CONFIG_SCHEMA,
+  checkConfig: (env) => void loadAnalystConfig(env),
   defaultConcurrency: 4,
   async create(ctx) {
     const config = loadAnalystConfig(ctx.env);
@@ -33,8 +38,25 @@ export const analystService = defineService({
       maxQuestions: config.analyst.maxQuestions,
     });
     let stopSweeper: (() => Promise<void>) | undefined;
+    // Gitea plans: the planner reads the repository in its own working tree (never pushed).
+    const git = createTaskGit(
+      { ...config.repositories, workspaceDir: config.workspace.dir, giteaUser: "ratatoskr", retentionMs: 86_400_000 },
+      join(config.workspace.dir, "planner"),
+      logger,
+    );
+    const gitea = createGiteaPlanHandler({
+      repos: ctx.repos,
+      transition: (taskId, event, options) => ctx.transition(taskId, event, options),
+      opencode: client,
+      git,
+      redis: ctx.redis,
+      prefix: ctx.config.queue.prefix,
+      idleTimeoutMs: config.analyst.idleTimeoutMs,
+      hardTimeoutMs: config.analyst.hardTimeoutMs,
+      statusPollMs: 1_000,
+    });
     return {
-      handlers: { [QUEUE.analyst]: handler },
+      handlers: { [QUEUE.analyst]: bySource(ctx.repos.tasks, { telegram: handler, gitea }) },
       // Redis can be lost; the analyses Postgres says are waiting are found and put right.
       async start() {
         stopSweeper = startAnalysisSweeper({

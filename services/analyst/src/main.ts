@@ -1,4 +1,4 @@
-import { startHost } from "@ratatoskr/service-host";
+import { runServiceMain } from "@ratatoskr/service-host";
 import { analystService } from "./analyst.service.ts";
 
-await startHost({ name: "analyst", services: [analystService] });
+await runServiceMain({ name: "analyst", services: [analystService] });

@@ -12,6 +12,7 @@ export const devService = defineService({
   name: "dev",
   queues: [QUEUE.dev],
   configSchema: DEV_CONFIG_SCHEMA,
+  checkConfig: (env) => void loadDevConfig(env),
   defaultConcurrency: 2,
   async create(ctx) {
     const config = loadDevConfig(ctx.env);

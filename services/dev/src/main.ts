@@ -1,4 +1,4 @@
-import { startHost } from "@ratatoskr/service-host";
+import { runServiceMain } from "@ratatoskr/service-host";
 import { devService } from "./dev.service.ts";
 
-await startHost({ name: "dev", services: [devService] });
+await runServiceMain({ name: "dev", services: [devService] });

@@ -1,4 +1,5 @@
 import { QUEUE, QUEUE_NAMES } from "@ratatoskr/contracts";
+import { collectConfigProblems, ConfigError } from "@ratatoskr/runtime";
 import { defineService, notImplemented } from "@ratatoskr/service-host";
 import { BULL_BOARD_CONFIG_SCHEMA, loadBullBoardConfig } from "./bull-board/bull-board.config.ts";
 import { registerBullBoard } from "./bull-board/bull-board.plugin.ts";
@@ -12,6 +13,15 @@ export const ingressService = defineService({
   name: "ingress",
   queues: [QUEUE.intake],
   configSchema: { ...TELEGRAM_CONFIG_SCHEMA, ...GITEA_INGRESS_CONFIG_SCHEMA, ...BULL_BOARD_CONFIG_SCHEMA },
+  // Each loader reports its own rules; the host collects them all before connecting.
+  checkConfig: (env) => {
+    const problems = collectConfigProblems([
+      () => loadBullBoardConfig(env),
+      () => loadTelegramConfig(env),
+      () => loadGiteaIngressConfig(env),
+    ]);
+    if (problems.length > 0) throw new ConfigError(problems);
+  },
   defaultConcurrency: 4,
   async create(ctx) {
     const board = loadBullBoardConfig(ctx.env);

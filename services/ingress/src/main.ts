@@ -1,4 +1,4 @@
-import { startHost } from "@ratatoskr/service-host";
+import { runServiceMain } from "@ratatoskr/service-host";
 import { ingressService } from "./ingress.service.ts";
 
-await startHost({ name: "ingress", services: [ingressService] });
+await runServiceMain({ name: "ingress", services: [ingressService] });

@@ -64,6 +64,24 @@ describe("Gitea commands", () => {
     await finish(tasks[2]!);
   });
 
+  it("refuses a waiting implement when its turn comes if an agent PR for the issue opened meanwhile", async () => {
+    const n = h.gitea.addIssue(REPO, "Two implements").number!;
+    const first = await h.command(n, "/agent implement");
+    await h.waitForStatus(first.id, "running");
+    const second = await h.command(n, "/agent implement");
+    const after = await h.command(n, "/agent plan");
+    await h.waitForStatus(after.id, "queued");
+    await h.waitForStatus(second.id, "queued");
+    // The first implement's PR (no agent runs here: the test stands in for it), then it ends.
+    const pull = h.gitea.addPull(REPO, { title: "Two implements", head: `agent/issue-${n}-${first.id}` }, h.gitea.botLogin);
+    await finish(first);
+    const refused = await h.waitForStatus(second.id, "rejected");
+    expect(refused.failureReason).toContain(pull.html_url!);
+    await h.waitForStatusComment(n, second.id, "🚫 rejected", "already open");
+    await h.waitForStatus(after.id, "running");
+    await finish(after);
+  });
+
   it("rejects a reader-only commenter in the status comment and runs nothing", async () => {
     const n = h.gitea.addIssue(REPO, "Readers").number!;
     const task = await h.command(n, "/agent plan", "rita");

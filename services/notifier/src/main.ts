@@ -1,4 +1,4 @@
-import { startHost } from "@ratatoskr/service-host";
+import { runServiceMain } from "@ratatoskr/service-host";
 import { notifierService } from "./notifier.service.ts";
 
-await startHost({ name: "notifier", services: [notifierService] });
+await runServiceMain({ name: "notifier", services: [notifierService] });

@@ -7,7 +7,7 @@ import { telegramChannel } from "./channels/telegram.channel.ts";
 import { loadNotifierConfig, NOTIFIER_CONFIG_SCHEMA, type NotifierConfig } from "./config/notifier.config.ts";
 import { ChatLocks } from "./delivery/chat-lock.ts";
 import { createSendPacer } from "./delivery/send-pacer.ts";
-import { GITEA_STATUS_CONFIG_SCHEMA } from "./gitea/gitea-status.config.ts";
+import { GITEA_STATUS_CONFIG_SCHEMA, loadGiteaStatusConfig } from "./gitea/gitea-status.config.ts";
 import { giteaStatusWiring } from "./gitea/gitea-status.wiring.ts";
 import { createNotifyHandler } from "./handlers/notify.handler.ts";
 import { startStaleSendingSweeper } from "./maintenance/stale-sending.sweeper.ts";
@@ -40,6 +40,10 @@ export function createNotifierService(options: NotifierServiceOptions = {}) {
     name: "notifier",
     queues: [QUEUE.notify],
     configSchema: { ...NOTIFIER_CONFIG_SCHEMA, ...GITEA_STATUS_CONFIG_SCHEMA },
+    checkConfig: (env) => {
+      loadNotifierConfig(env);
+      loadGiteaStatusConfig(env);
+    },
     defaultConcurrency: 8,
     async create(ctx) {
       const config = loadNotifierConfig(ctx.env);

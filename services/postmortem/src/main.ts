@@ -1,4 +1,4 @@
-import { startHost } from "@ratatoskr/service-host";
+import { runServiceMain } from "@ratatoskr/service-host";
 import { postmortemService } from "./postmortem.service.ts";
 
-await startHost({ name: "postmortem", services: [postmortemService] });
+await runServiceMain({ name: "postmortem", services: [postmortemService] });

@@ -9,6 +9,7 @@ export const postmortemService = defineService({
   name: "postmortem",
   queues: [QUEUE.postmortem],
   configSchema: POSTMORTEM_CONFIG_SCHEMA,
+  checkConfig: (env) => void loadPostmortemConfig(env),
   defaultConcurrency: 2,
   async create(ctx) {
     const config = loadPostmortemConfig(ctx.env);

@@ -1,4 +1,4 @@
-import { startHost } from "@ratatoskr/service-host";
+import { runServiceMain } from "@ratatoskr/service-host";
 import { reviewerService } from "./reviewer.service.ts";
 
-await startHost({ name: "reviewer", services: [reviewerService] });
+await runServiceMain({ name: "reviewer", services: [reviewerService] });

@@ -12,6 +12,7 @@ export const reviewerService = defineService({
   name: "reviewer",
   queues: [QUEUE.review],
   configSchema: REVIEWER_CONFIG_SCHEMA,
+  checkConfig: (env) => void loadReviewerConfig(env),
   defaultConcurrency: 2,
   async create(ctx) {
     const config = loadReviewerConfig(ctx.env);

@@ -100,6 +100,8 @@ export function giteaTransition(task: TaskSnapshot, event: GiteaEvent): Transiti
       if (status !== "received" || !isControl(task)) return refuse(task, event.type, "illegal");
       return ok(task, "succeeded", []);
     case "command.rejected":
+      // From `queued`: a command refused when its turn came (e.g. an agent PR opened meanwhile).
+      if (status === "queued") return ok(task, "rejected", [dispatchNext(task)]);
       if (status !== "received") return refuse(task, event.type, "illegal");
       return ok(task, "rejected", []);
     case "command.started":
@@ -110,6 +112,7 @@ export function giteaTransition(task: TaskSnapshot, event: GiteaEvent): Transiti
       if (status !== "running") return refuse(task, event.type, "illegal");
       return ok(task, "running", [reviewJob(task)]);
     case "command.review-passed":
+    case "command.answer-drafted":
       if (status !== "running") return refuse(task, event.type, "illegal");
       return ok(task, "running", [publishJob(task)]);
     case "command.review-rejected":

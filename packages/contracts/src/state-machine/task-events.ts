@@ -91,6 +91,8 @@ export type GiteaEvent =
   | { type: "command.dev-finished"; commit: string; summary: string; testsRun?: string }
   /** The planner wrote (or revised) the plan of an issue; the reviewer reviews it next. */
   | { type: "command.plan-drafted"; plan: string }
+  /** The planner answered `/agent discuss` about the current plan; it is posted next. */
+  | { type: "command.answer-drafted"; answer: string }
   /** The reviewer asked for changes: the next dev round gets these findings, or the rounds are spent. */
   | { type: "command.review-rejected"; findings: ReviewFinding[] }
   /** The review passed; `minor`: findings that did not block it (shown in the PR). Publishing comes next. */

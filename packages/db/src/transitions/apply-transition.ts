@@ -15,12 +15,13 @@ export interface ApplyTransitionOptions {
 }
 
 /**
- * The only way a task's status changes. In one transaction: lock the row, run the reducer,
- * write the new state, the audit event, and the outbox rows for every effect. A refusal throws
+ * The only way a task's status changes. Atomically: run the reducer on the task row, write the
+ * new state, the audit event, and the outbox rows for every effect. A refusal throws
  * IllegalTransitionError and writes nothing.
  *
- * The hot path runs in plain SQL on the pool under the Prisma adapter (two statements); a
- * transition with writes `alongside` (Prisma calls) runs in a Prisma transaction instead.
+ * The hot path runs in plain SQL on the pool under the Prisma adapter (a read and one
+ * version-guarded write, falling back to the row lock under contention); a transition with
+ * writes `alongside` (Prisma calls) runs in a locked Prisma transaction instead.
  */
 export async function applyTransition(
   prisma: PrismaClient,

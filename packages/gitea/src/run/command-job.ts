@@ -12,6 +12,8 @@ export interface CommandJobOptions {
   what: string;
   /** Fails the command with a reason the person reads (a refused transition is the caller's to swallow). */
   fail(reason: string): Promise<unknown>;
+  /** On a replay, before failing: interrupt the sessions the dead attempt left running (G6). */
+  settleDeadRuns?(): Promise<unknown>;
 }
 
 function messageOf(err: unknown): string {
@@ -31,6 +33,7 @@ export async function runCommandJob<R>(
   const run = await beginCommandRun(options.redis, options.prefix, options.taskId, options.jobId);
   try {
     if (run.replay) {
+      await options.settleDeadRuns?.().catch(() => undefined);
       await options.fail(`${options.what} was cut off mid-turn (restart or crash); it is not replayed — comment the command again to retry`);
       return { status: "failed", reason: "replay" };
     }

@@ -1,6 +1,6 @@
 /** The assistant message itself ended with an error (provider error, aborted, …). */
 export class AgentMessageError extends Error {
-  override readonly name = "AgentMessageError";
+  override readonly name: string = "AgentMessageError";
   constructor(
     readonly sessionId: string,
     detail: string,

@@ -7,15 +7,17 @@ import { formatModelRef, sameModel, type ModelRef } from "../model/model-ref.ts"
 import type { ActivePoller } from "./active-poller.ts";
 import type { EventHub } from "./event-hub.ts";
 import type { AgentRunResult, RunAgentOptions, RunOutcome } from "./run-types.ts";
-import { addUsage, answeringModel, emptyUsage, messageError, textOf } from "./turn-summary.ts";
+import { addUsage, answeringModel, classifyProviderFailure, emptyUsage, messageError, textOf } from "./turn-summary.ts";
+import { ProviderError } from "../errors/provider.error.ts";
 import { watchTurn, type TurnResult } from "./turn-watcher.ts";
 import { extractVerdict, repairPrompt } from "./verdict-extract.ts";
 import type { LocationWarmup } from "./location-warmup.ts";
 import type { PromptGate } from "../pool/prompt-gate.ts";
 import { RunStoppedError } from "../errors/run-stopped.error.ts";
 import { PromptQueueTimeoutError } from "../errors/prompt-queue-timeout.error.ts";
-import { describeInterrupt, interruptWithin } from "./interrupt.ts";
+import { describeInterrupt, INTERRUPT_CAP_MS, interruptWithin } from "./interrupt.ts";
 import { prepareResume } from "./session-resume.ts";
+import { untilDeadline } from "./deadline.ts";
 
 export interface OpencodeLogger {
   warn(data: Record<string, unknown>, message: string): void;
@@ -62,13 +64,18 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
     deps.logger?.warn({ sessionId, agent: o.agent, serverUrl, ...data }, message);
   };
 
+  /** The caller's signal, also aborting at the hard deadline: every request of the run uses it. */
+  const bounded = () => untilDeadline(o.signal, hardDeadline, now());
+  /** What the run was waiting for when the hard deadline passed mid-request. */
+  let step = "the run to start";
+
   const runTurn = async (text: string): Promise<TurnResult> => {
     // Subscribed before the prompt is sent, so no event of the turn can slip past.
     const events = deps.events.subscribe(sessionId as string);
     let turn: TurnResult;
     try {
       const promptSentAt = now();
-      const admitted = await deps.api.prompt(sessionId as string, text, o.signal);
+      const admitted = await deps.api.prompt(sessionId as string, text, bounded());
       turn = await watchTurn({
         api: deps.api,
         activePoller: deps.activePoller,
@@ -97,21 +104,31 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
   let releaseEvents = () => {};
   let releaseSlot = () => {};
   try {
+    step = "a free prompt slot on the server";
     if (deps.gate) releaseSlot = await deps.gate.acquire(o.signal, hardDeadline);
     releaseEvents = deps.events.hold();
     expected = await deps.resolveModel(o.model);
-    const knownModels = await deps.warmup.ready(o.directory, o.signal, hardDeadline);
+    step = "the server to load the directory's models";
+    const knownModels = await deps.warmup.ready(o.directory, bounded(), hardDeadline);
     if (sessionId) {
-      resumed = await prepareResume({ api: deps.api, activePoller: deps.activePoller, now }, sessionId, o.signal, (m) => warn(m));
+      step = `session ${sessionId} to be ready for a new prompt`;
+      resumed = await prepareResume({ api: deps.api, activePoller: deps.activePoller, now }, sessionId, bounded(), (m) => warn(m));
       if (!resumed) sessionId = undefined;
     }
     if (!sessionId) {
-      const session = await deps.api.createSession({ agent: o.agent, directory: o.directory, ...(expected ? { model: expected } : {}) }, o.signal);
+      step = "the server to create the session";
+      const session = await deps.api.createSession({ agent: o.agent, directory: o.directory, ...(expected ? { model: expected } : {}) }, bounded());
       sessionId = session.id;
     }
     deps.rememberSession?.(sessionId);
     await o.onSession?.({ sessionId, serverUrl });
     await deps.events.whenLive(250);
+    if (!deps.events.live) {
+      warn(
+        `opencode's event stream (${serverUrl}/api/event) is not live: progress is seen only when a message part ends, so an answer that streams longer than the idle timeout (${o.idleTimeoutMs} ms) may be cut`,
+      );
+    }
+    step = "the server to admit the prompt";
     let turn = await runTurn(o.prompt);
     let settled = settle(turn, knownModels);
     if (!settled && o.schema) {
@@ -133,6 +150,10 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
     if (o.signal?.aborted) {
       outcome = "cancelled";
       stopReason = "run cancelled by the caller";
+    } else if (now() >= hardDeadline) {
+      outcome = "timeout";
+      timeoutKind = "hard";
+      stopReason = `hard timeout of ${o.hardTimeoutMs} ms reached while waiting for ${step}`;
     } else if (err instanceof PromptQueueTimeoutError) {
       outcome = "timeout";
       timeoutKind = "hard";
@@ -150,7 +171,9 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
     const reason = outcome === "cancelled" ? "cancelled" : (timeoutKind ?? "hard");
     const text = stopReason ?? "run stopped";
     if (sessionId) {
-      const interrupted = await interruptWithin(deps.api, sessionId);
+      // Timeout or cancel included, the run returns within INTERRUPT_CAP_MS of its deadline or abort.
+      const stopAt = outcome === "timeout" ? Math.min(now(), hardDeadline) : now();
+      const interrupted = await interruptWithin(deps.api, sessionId, Math.max(500, stopAt + INTERRUPT_CAP_MS - now()));
       if (!interrupted.ok) warn(`could not interrupt session ${sessionId}: ${interrupted.error.message}`);
       error = new RunStoppedError(reason, sessionId, interrupted.ok, `${text}; ${describeInterrupt(sessionId, interrupted)}`);
     } else error = new RunStoppedError(reason, undefined, false, text);
@@ -213,7 +236,11 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
         throw new HaltedTurnError(id, turn.detail);
       case "done": {
         const failure = messageError(turn.messages);
-        if (failure) throw new AgentMessageError(id, failure);
+        if (failure) {
+          const provider = classifyProviderFailure(failure);
+          if (provider) throw new ProviderError(id, answeringModel(turn.messages)?.providerID ?? expected?.providerID, provider.status, provider.retryable, failure);
+          throw new AgentMessageError(id, failure);
+        }
         return false;
       }
     }

@@ -9,9 +9,16 @@ export type TrackerDecision =
 export interface TrackerOptions {
   /** Consecutive identical "not active + finished" observations needed (default 2). */
   stablePolls?: number;
-  /** "Not active and nothing new" observations before the turn counts as silent (default 3)… */
+  /**
+   * "Not active and nothing new" observations before the turn counts as silent (default 3). When
+   * opencode was seen running the turn and it went idle with nothing to show, that is its own
+   * signal that the turn is over (a missing model fails this way): 2 such polls suffice, at any time.
+   */
   silentPolls?: number;
-  /** …and only once this long after admit (ms, default 1000), so a slow start is not mistaken. */
+  /**
+   * Never seen running (the running window fell between two polls, or a loaded server has not
+   * started yet): silent only this long after admit (ms, default 3000), a fallback, not the rule.
+   */
   silentAfterMs?: number;
   /** Unchanged "not active + newest unfinished" observations before the turn counts as halted (default 4)… */
   haltPolls?: number;
@@ -32,6 +39,7 @@ export class CompletionTracker {
   private lastSignature = "";
   private stable = 0;
   private emptyInactive = 0;
+  private sawActive = false;
   private readonly stablePolls: number;
   private readonly silentPolls: number;
   private readonly silentAfterMs: number;
@@ -46,7 +54,7 @@ export class CompletionTracker {
   ) {
     this.stablePolls = options.stablePolls ?? 2;
     this.silentPolls = options.silentPolls ?? 3;
-    this.silentAfterMs = options.silentAfterMs ?? 1_000;
+    this.silentAfterMs = options.silentAfterMs ?? 3_000;
     this.haltPolls = options.haltPolls ?? 4;
     this.haltAfterMs = options.haltAfterMs ?? 500;
   }
@@ -61,6 +69,7 @@ export class CompletionTracker {
       this.lastSignature = signature;
     }
     if (active) {
+      this.sawActive = true;
       this.stable = 0;
       this.emptyInactive = 0;
       this.unfinishedInactive = 0;
@@ -70,7 +79,7 @@ export class CompletionTracker {
     const newest = assistants.at(-1);
     if (!newest) {
       this.emptyInactive++;
-      if (this.emptyInactive >= this.silentPolls && now - this.admittedAt >= this.silentAfterMs) return { kind: "silent" };
+      if (this.sawActive ? this.emptyInactive >= 2 : this.emptyInactive >= this.silentPolls && now - this.admittedAt >= this.silentAfterMs) return { kind: "silent" };
       return { kind: "waiting", progressed, confirming: false };
     }
     this.emptyInactive = 0;

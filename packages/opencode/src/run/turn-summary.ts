@@ -42,3 +42,16 @@ export function messageError(messages: SessionMessage[]): string | undefined {
   const e = error as { message?: string; data?: { message?: string }; type?: string; name?: string };
   return e.message ?? e.data?.message ?? e.type ?? e.name ?? JSON.stringify(error);
 }
+
+const PROVIDER_FAILURE = /Provider request failed with HTTP (\d{3})|\b(?:status(?:Code)?|HTTP)\s*:?\s*(\d{3})\b/i;
+const NETWORK_FAILURE = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|fetch failed|socket hang up/i;
+
+/** A provider failure in an assistant message's error text: its status and whether retrying can help. */
+export function classifyProviderFailure(text: string): { status: number | undefined; retryable: boolean } | undefined {
+  const m = PROVIDER_FAILURE.exec(text);
+  if (m) {
+    const status = Number(m[1] ?? m[2]);
+    return { status, retryable: status === 429 || status === 408 || status >= 500 };
+  }
+  return NETWORK_FAILURE.test(text) ? { status: undefined, retryable: true } : undefined;
+}

@@ -8,6 +8,7 @@ import { QuestionPolicyError } from "../errors/question-policy.error.ts";
 import { nextPollDelay } from "./poll-schedule.ts";
 import { fetchAlongside, needsMessages, needsPendingCheck, quietCheckDue, stillSettingUp, type PollState } from "./poll-plan.ts";
 import type { SessionEvents } from "./event-hub.ts";
+import { untilDeadline } from "./deadline.ts";
 
 export type TurnResult =
   | { kind: "done"; messages: SessionMessage[] }
@@ -39,6 +40,8 @@ const SMALL_PAGE = 20;
 const FULL_PAGE = 200;
 /** Consecutive failed polls tolerated (server blips) before the turn fails. */
 const MAX_POLL_ERRORS = 5;
+/** How long a timed-out turn may spend reading its partial answer. */
+const FINAL_FETCH_CAP_MS = 500;
 const SETTING_UP = { kind: "waiting", progressed: false, confirming: false } as const;
 
 /** Watches one admitted prompt until it completes, goes silent, times out or is cancelled. */
@@ -60,10 +63,14 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
   let pageSize = SMALL_PAGE;
   let errors = 0;
   let halting = 0;
+  /** A poll already saw some of the turn's messages (only then is a change seen "now"). */
+  let seenBefore = false;
   /** Why the turn may stop unfinished (a question the policy rejected). */
   const stops: string[] = [];
 
-  const fetchTurn = async (signal = o.signal): Promise<SessionMessage[]> => {
+  /** Every request of the watch ends by the nearer of the hard and idle deadlines, or the caller's abort. */
+  const bounded = () => untilDeadline(o.signal, Math.min(o.hardDeadline, lastActivity + o.idleTimeoutMs), now());
+  const fetchTurn = async (signal: AbortSignal | undefined): Promise<SessionMessage[]> => {
     lastFetch = now();
     let page = newMessagesSince(await o.api.messages(o.sessionId, pageSize, signal), o.admittedId);
     if (!page.complete && pageSize < FULL_PAGE) {
@@ -74,9 +81,8 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
   };
   const timedOut = async (which: "idle" | "hard"): Promise<TurnResult> => {
     // With trusted events nothing was fetched while the turn ran: take the partial answer and
-    // usage for the trace, but never hold a timeout up for long.
-    const cap = AbortSignal.timeout(1_000);
-    assistants = await fetchTurn(o.signal ? AbortSignal.any([o.signal, cap]) : cap).catch(() => assistants);
+    // usage for the trace, but never hold a timeout up for long (the interrupt still has to follow).
+    assistants = await fetchTurn(untilDeadline(o.signal, now() + FINAL_FETCH_CAP_MS, now())).catch(() => assistants);
     return { kind: "timeout", which, messages: assistants };
   };
   const state = (): PollState => {
@@ -106,17 +112,18 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
     const s = state();
     if (s.now >= o.hardDeadline) return timedOut("hard");
     if (s.now - lastActivity >= o.idleTimeoutMs) return timedOut("idle");
+    const signal = bounded();
     try {
       // The observation must postdate the latest wake-up, or it may predate what woke us.
-      const snapshotting = o.activePoller.snapshotAfter(Math.max(lastObservation, hint.wakeAt));
-      const early = fetchAlongside(s) ? fetchTurn() : undefined;
+      const snapshotting = o.activePoller.snapshotAfter(Math.max(lastObservation, hint.wakeAt), signal);
+      const early = fetchAlongside(s) ? fetchTurn(signal) : undefined;
       const [snapshot, earlyFetched] = await Promise.all([snapshotting, early]);
       lastObservation = snapshot.startedAt;
       const active = snapshot.ids.has(o.sessionId);
       if (active) started = true;
       const quietCheck = quietCheckDue(s);
       let fetched = earlyFetched;
-      if (!fetched && needsMessages(s, active)) fetched = await fetchTurn();
+      if (!fetched && needsMessages(s, active)) fetched = await fetchTurn(signal);
       if (fetched) {
         assistants = fetched;
         if (fetched.length > 0) started = true;
@@ -126,17 +133,23 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
       if (decision.kind === "done") return { kind: "done", messages: decision.messages };
       if (decision.kind === "silent") return { kind: "silent", messages: assistants };
       if (decision.kind === "halted") return { kind: "halted", messages: decision.messages, detail: haltDetail(decision.messages, stops) };
-      if (decision.progressed) lastActivity = now();
+      if (decision.progressed) {
+        // The first look at the turn is not progress "now": it may be stale by a whole poll
+        // interval. Count it from opencode's own stamps; later changes from when they were seen.
+        lastActivity = seenBefore ? now() : Math.max(lastActivity, latestStamp(assistants));
+        seenBefore = true;
+      }
       confirming = decision.confirming;
       halting = "halting" in decision ? (decision.halting ?? 0) : 0;
       if (s.resync) syncedAt = s.now;
       if (needsPendingCheck(s, active, CompletionTracker.toolPending(assistants), quietCheck)) {
         lastPendingCheck = now();
-        await answerPending(o, stops);
+        await answerPending(o, stops, signal);
       }
       errors = 0;
     } catch (err) {
       if (o.signal?.aborted) return { kind: "cancelled", messages: assistants };
+      if (signal?.aborted) continue; // a deadline passed mid-request: the loop's top says which
       if (err instanceof OpencodeContractError || err instanceof QuestionPolicyError || ++errors >= MAX_POLL_ERRORS) throw err;
       o.onNotice("opencode poll failed, retrying", { sessionId: o.sessionId, error: (err as Error).message });
     }
@@ -148,12 +161,12 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
 }
 
 /** Answers every pending permission request and question from the policy, so nothing waits on a human. */
-async function answerPending(o: TurnWatchOptions, stops: string[]): Promise<void> {
-  const [permissions, questions] = await Promise.all([o.api.permissions(o.sessionId, o.signal), o.api.questions(o.sessionId, o.signal)]);
+async function answerPending(o: TurnWatchOptions, stops: string[], signal: AbortSignal | undefined): Promise<void> {
+  const [permissions, questions] = await Promise.all([o.api.permissions(o.sessionId, signal), o.api.questions(o.sessionId, signal)]);
   for (const request of permissions) {
     const decision = decidePermission(o.policy, request);
     o.onNotice(`permission ${request.action} → ${decision.reply}`, { sessionId: o.sessionId, resources: request.resources });
-    await o.api.replyPermission(o.sessionId, request.id, decision.reply, decision.message, o.signal);
+    await o.api.replyPermission(o.sessionId, request.id, decision.reply, decision.message, signal);
   }
   for (const request of questions) {
     const asked = request.questions.map((q) => q.question);
@@ -162,16 +175,21 @@ async function answerPending(o: TurnWatchOptions, stops: string[]): Promise<void
       answers = (o.policy.answerQuestion ?? defaultAnswers)(request);
     } catch (err) {
       // Nobody may wait on the question: reject it (which stops the turn), then report the throw.
-      await o.api.rejectQuestion(o.sessionId, request.id, o.signal).catch(() => undefined);
+      await o.api.rejectQuestion(o.sessionId, request.id, signal).catch(() => undefined);
       throw new QuestionPolicyError(o.sessionId, asked.join(" / "), err);
     }
     o.onNotice(`question ${answers ? "answered" : "rejected"}`, { sessionId: o.sessionId, questions: asked });
-    if (answers) await o.api.replyQuestion(o.sessionId, request.id, answers, o.signal);
+    if (answers) await o.api.replyQuestion(o.sessionId, request.id, answers, signal);
     else {
       stops.push(`the policy rejected the question "${asked.join(" / ").slice(0, 120)}"`);
-      await o.api.rejectQuestion(o.sessionId, request.id, o.signal);
+      await o.api.rejectQuestion(o.sessionId, request.id, signal);
     }
   }
+}
+
+/** The newest time opencode stamped on the turn's messages (creation or completion). */
+function latestStamp(messages: SessionMessage[]): number {
+  return Math.max(0, ...messages.map((m) => Math.max(m.time.created, m.time.completed ?? 0)));
 }
 
 /** Why a halted turn stopped: what the client knows (a rejected question), else the last tool's state. */

@@ -1,4 +1,4 @@
-import { startOpencodeServer, startScriptedModel, type OpencodeServer, type ScriptedModel } from "@ratatoskr/testkit";
+import { reply, startOpencodeServer, startScriptedModel, type OpencodeServer, type ScriptedModel } from "@ratatoskr/testkit";
 import { createOpencodeClient, type OpencodeClient, type OpencodeLogger } from "../../src/index.ts";
 
 export const JUDGE_PROMPT = "You are the JUDGE test agent. Answer with a strict JSON verdict.";
@@ -54,6 +54,17 @@ export async function startOpencodeFixture(): Promise<OpencodeFixture> {
       await model.close();
     },
   };
+}
+
+/**
+ * Runs one quick turn in the shared directory, so a test's time budget goes to its own turn and
+ * not to opencode booting the location (seconds on a loaded machine).
+ */
+export async function warmSharedDir(fx: OpencodeFixture): Promise<void> {
+  const m = marker("warm");
+  fx.model.addRule({ match: { promptIncludes: m }, reply: [reply.text("warm")] });
+  const result = await fx.client.runAgent({ agent: "judge", directory: fx.sharedDir, prompt: m, policy: {}, idleTimeoutMs: 30_000, hardTimeoutMs: 60_000 });
+  if (result.outcome !== "ok") throw new Error(`warming the shared directory failed: ${result.error?.message}`);
 }
 
 let seq = 0;

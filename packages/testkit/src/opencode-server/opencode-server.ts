@@ -35,6 +35,10 @@ export interface OpencodeServer {
   makeWorkDir(name: string): Promise<string>;
   /** stdout+stderr of the server so far. */
   output(): string;
+  /** SIGSTOP the server's process group: it holds connections but answers nothing (a frozen server). */
+  freeze(): void;
+  /** SIGCONT after `freeze()`. */
+  thaw(): void;
   /** Kills the whole process group and removes the temp root. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -103,6 +107,7 @@ export async function startOpencodeServer(options: OpencodeServerOptions): Promi
     if (stopped) return;
     stopped = true;
     if (child.exitCode === null && child.signalCode === null) {
+      killGroup(child, "SIGCONT"); // a frozen server would not handle SIGTERM
       killGroup(child, "SIGTERM");
       const timer = setTimeout(() => killGroup(child, "SIGKILL"), 3_000);
       await exited;
@@ -130,6 +135,8 @@ export async function startOpencodeServer(options: OpencodeServerOptions): Promi
       return dir;
     },
     output: () => out,
+    freeze: () => killGroup(child, "SIGSTOP"),
+    thaw: () => killGroup(child, "SIGCONT"),
     stop,
   };
 }

@@ -1,6 +1,7 @@
 import type { AnalystJob } from "@ratatoskr/contracts";
-import type { AgentTraceRecord, DialogueTurn, Repositories, Task } from "@ratatoskr/db";
-import type { AgentPolicy, AgentRunResult, OpencodeClient, TraceRecord } from "@ratatoskr/opencode";
+import type { DialogueTurn, Repositories, Task } from "@ratatoskr/db";
+import type { AgentPolicy, AgentRunResult, OpencodeClient } from "@ratatoskr/opencode";
+import { runTraced, settleDeadRuns } from "@ratatoskr/pipeline";
 import { PermanentError, skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import type { TaskDraft } from "../draft/draft-merge.ts";
 import { interpretVerdict, settleDraft, type AnalysisOutcome } from "../outcome/analysis-outcome.ts";
@@ -26,7 +27,7 @@ export interface AnalystHandlerDeps {
   repos: Pick<Repositories, "tasks" | "turns" | "traces" | "events">;
   /** Applies an event and dispatches its follow-ups (ServiceContext.transition). */
   transition: TransitionFn;
-  opencode: Pick<OpencodeClient, "runAgent">;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl">;
   /** Undefined: repositories are not checked (none configured). */
   repositories: RepositoryDirectory | undefined;
   workspaceDir: string;
@@ -40,17 +41,6 @@ type Ctx = JobContext<"analyst">;
 function draftOf(task: Task): TaskDraft {
   const { title, goal, repos, why, acceptanceCriteria } = task;
   return { title, goal, repos, why, acceptanceCriteria };
-}
-
-function traceRow(trace: TraceRecord): AgentTraceRecord {
-  return {
-    ...trace,
-    // The traces table speaks of completed runs; the client says "ok".
-    outcome: trace.outcome === "ok" ? "completed" : trace.outcome,
-    sessionId: trace.sessionId ?? null,
-    model: trace.model ?? null,
-    error: trace.error ?? null,
-  };
 }
 
 /** On the job's last attempt a retryable failure must settle instead, or the task stays analysing. */
@@ -121,18 +111,27 @@ async function analyse(deps: AnalystHandlerDeps, data: AnalystJob, task: Task, c
     maxQuestions: deps.maxQuestions,
     forced,
   });
-  ctx.logger.info({ pendingTurns: pending.length, forced }, "analysis started");
-  const result = await deps.opencode.runAgent({
-    agent: ANALYST_AGENT,
-    directory: await ensureScratchDir(deps.workspaceDir, task.id),
-    prompt,
-    policy: ANALYST_POLICY,
-    schema: analystVerdictSchema,
-    idleTimeoutMs: deps.idleTimeoutMs,
-    hardTimeoutMs: deps.hardTimeoutMs,
-    signal: ctx.signal,
+  const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
+  // An attempt whose process died left its run unfinished and its session perhaps still working:
+  // that session is interrupted and continued, so one analysis never has two live sessions.
+  const { resumeSessionId } = await settleDeadRuns(traced, task.id, ANALYST_AGENT);
+  ctx.logger.info({ pendingTurns: pending.length, forced, resumeSessionId }, "analysis started");
+  const result = await runTraced(traced, {
+    taskId: task.id,
+    round: null,
+    storeOnTask: false,
+    run: {
+      agent: ANALYST_AGENT,
+      directory: await ensureScratchDir(deps.workspaceDir, task.id),
+      prompt,
+      policy: ANALYST_POLICY,
+      schema: analystVerdictSchema,
+      idleTimeoutMs: deps.idleTimeoutMs,
+      hardTimeoutMs: deps.hardTimeoutMs,
+      signal: ctx.signal,
+      ...(resumeSessionId ? { sessionId: resumeSessionId } : {}),
+    },
   });
-  await deps.repos.traces.record(task.id, traceRow(result.trace));
   const target = { transition: deps.transition, logger: ctx.logger, taskId: task.id };
 
   if (result.outcome !== "ok" || result.verdict === undefined) return handleFailedRun(result, target, ctx);

@@ -58,6 +58,8 @@ export function createGiteaDevHandler(deps: GiteaDevDeps): JobHandler<"dev"> {
         jobId: ctx.job.id ?? `${task.id}-dev-${data.round}`,
         signal: ctx.signal,
         what: `the dev run of round ${data.round}`,
+        settleDeadRuns: () =>
+          settleDeadRuns({ traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger }, task.id, DEV_AGENT),
         fail: (reason) => report({ type: "command.failed", reason: "error" }, reason),
       },
       () => runRound(deps, data, ctx, task, latestRejection(events), report),
@@ -85,6 +87,8 @@ async function runRound(deps: GiteaDevDeps, data: DevJob, ctx: Ctx, task: Task, 
   // A PR iterate works in the implement command's own tree, where its resumed session works.
   const workTaskId = origin ?? task.id;
   const ws: Workspace = await deps.git.prepare({ taskId: workTaskId, repo: task.repos[0] ?? "", branch: task.branch ?? "" });
+  // Start from what was pushed: a cancelled run's partial work never rides along, others' pushes do.
+  await deps.git.syncToRemote(ws);
   const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
   const { resumeSessionId } = await settleDeadRuns(traced, task.id, DEV_AGENT);
   const earlier = origin ?? (data.kind === "revise" ? task.id : undefined);

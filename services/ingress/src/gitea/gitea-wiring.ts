@@ -40,7 +40,7 @@ export function giteaFrontDoor(
   const logger = ctx.logger.child({ component: "gitea" });
   const gitea = new GiteaClient({ baseUrl: config.url, token: config.token });
   let botLogin = config.botLogin ?? "";
-  const accept = createCommandAcceptor(ctx.db.pool, options.maxRounds);
+  const accept = createCommandAcceptor(ctx.db.pool, { code: options.maxRounds, plan: config.planRounds });
   const dispatch = (outcome: Extract<AcceptOutcome, { status: "accepted" }>) =>
     void ctx.dispatcher
       .dispatch(outcome.followUps)

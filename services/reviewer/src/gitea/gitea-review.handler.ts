@@ -64,6 +64,8 @@ export function createGiteaReviewHandler(deps: GiteaReviewDeps): JobHandler<"rev
         jobId: ctx.job.id ?? `${task.id}-review-${data.round}`,
         signal: ctx.signal,
         what: `the review of round ${data.round}`,
+        settleDeadRuns: () =>
+          settleDeadRuns({ traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger }, task.id, REVIEWER_AGENT),
         fail: (reason) => report({ type: "command.failed", reason: "error" }, { failureReason: reason }),
       },
       () => review(deps, data, ctx, task, events, report),
@@ -77,6 +79,8 @@ async function review(deps: GiteaReviewDeps, data: ReviewJob, ctx: Ctx, task: Ta
   const planning = data.kind === "plan";
   // A plan is reviewed against the default branch (a local branch, never pushed).
   const ws = await deps.git.prepare({ taskId: workTaskId, repo: task.repos[0] ?? "", branch: planning ? `agent/plan-${task.id}` : (task.branch ?? "") });
+  // Review what was pushed last, not the head this clone saw in an earlier round.
+  if (!planning) await deps.git.syncToRemote(ws);
   let prompt: string;
   if (planning) {
     const plan = latestPlanOf(events);

@@ -2,6 +2,7 @@ import { IllegalTransitionError } from "@ratatoskr/contracts";
 import type { Task } from "@ratatoskr/db";
 import type { IntakeDeps } from "./intake-deps.ts";
 import { isWorkCommand } from "./intake-deps.ts";
+import { agentPullRefusal, blockingAgentPull } from "./prepare-work.ts";
 
 /** One lock for every dispatch decision, per schema: replicas and services never start two at once. */
 const LOCK = "SELECT pg_advisory_lock(hashtext(current_schema() || ':gitea-dispatch'))";
@@ -60,6 +61,11 @@ async function startWhatMay(deps: IntakeDeps, first: string): Promise<number[]> 
 
 async function start(deps: IntakeDeps, task: Task): Promise<boolean> {
   try {
+    const refusal = await refusalAtStart(deps, task);
+    if (refusal) {
+      await deps.transition(task.id, { type: "command.rejected", reason: "refused" }, { patch: { failureReason: refusal } });
+      return false;
+    }
     const applied = await deps.transition(task.id, { type: "command.started" });
     deps.logger.info(
       { taskId: task.id, targetKey: task.targetKey, kind: task.commandKind },
@@ -70,6 +76,14 @@ async function start(deps: IntakeDeps, task: Task): Promise<boolean> {
     if (err instanceof IllegalTransitionError) return false;
     throw err;
   }
+}
+
+/** `/agent implement` waited while another one opened an agent PR for the issue: refused now (G3). */
+async function refusalAtStart(deps: IntakeDeps, task: Task): Promise<string | undefined> {
+  if (task.commandKind !== "implement" || task.targetType !== "issue") return undefined;
+  const where = { owner: task.repoOwner ?? "", repo: task.repoName ?? "" };
+  const blocking = blockingAgentPull(await deps.gitea.listPullRequests(where, "all"), task.targetNumber ?? 0);
+  return blocking ? agentPullRefusal(blocking) : undefined;
 }
 
 /** Waiting commands moved up: their status comments show the new position. */

@@ -1,19 +1,26 @@
 import type { JobHandler } from "@ratatoskr/runtime";
 import { dispatchNext } from "./dispatch-next.handler.ts";
 import type { IntakeDeps } from "./intake-deps.ts";
-import { publishCommand } from "./publish-command.ts";
+import { failPublish, publishCommand } from "./publish-command.ts";
 import { routeCommand } from "./route-command.handler.ts";
 
 /** The `intake` queue: route one stored command, start what may start on an issue/PR, or publish a finished one. */
 export function createIntakeHandler(deps: IntakeDeps): JobHandler<"intake"> {
-  return async (data) => {
+  return async (data, ctx) => {
     switch (data.kind) {
       case "route-command":
         return routeCommand(deps, data.taskId);
       case "dispatch-next":
         return { started: await dispatchNext(deps, data.targetKey) };
       case "publish":
-        return publishCommand(deps, data.taskId);
+        try {
+          return await publishCommand(deps, data.taskId);
+        } catch (err) {
+          // Gitea stayed unreachable through every attempt: the command fails saying so, never hangs.
+          if (ctx.job.attemptsMade + 1 >= (ctx.job.opts.attempts ?? 1) || (err as { permanent?: boolean }).permanent)
+            await failPublish(deps, data.taskId, err);
+          throw err;
+        }
     }
   };
 }

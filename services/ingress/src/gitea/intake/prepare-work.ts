@@ -22,6 +22,10 @@ export function blockingAgentPull(pulls: readonly PullRequest[], issueNumber: nu
   return pulls.find((p) => (p.head?.ref ?? "").startsWith(prefix) && (p.state === "open" || p.merged === true));
 }
 
+export function agentPullRefusal(blocking: PullRequest): string {
+  return `an agent PR for this issue is already ${blocking.merged ? "merged" : "open"}: ${blocking.html_url ?? `!${blocking.number}`}. Use \`/agent iterate\` or \`/agent fix\` on it.`;
+}
+
 /**
  * Reads what the agents will work on from Gitea, as a reader sees it (hidden HTML comments and
  * invisible characters stripped, G2), and decides the branch. Title and body go to the task's
@@ -51,10 +55,6 @@ export async function prepareWork(deps: IntakeDeps, task: Task): Promise<Prepare
   const patch: TaskPatch = { title: visibleText(issue.title ?? ""), goal: visibleText(issue.body ?? ""), repos };
   if (task.commandKind !== "implement") return { ok: true, patch };
   const blocking = blockingAgentPull(await deps.gitea.listPullRequests(where, "all"), number);
-  if (blocking)
-    return {
-      ok: false,
-      reason: `an agent PR for this issue is already ${blocking.merged ? "merged" : "open"}: ${blocking.html_url ?? `!${blocking.number}`}. Use \`/agent iterate\` or \`/agent fix\` on it.`,
-    };
+  if (blocking) return { ok: false, reason: agentPullRefusal(blocking) };
   return { ok: true, patch: { ...patch, branch: implementBranch(number, task.id) } };
 }

@@ -77,8 +77,14 @@ async function postAnswer(deps: IntakeDeps, task: Task): Promise<string> {
   const marker = answerMarker(task.id);
   const posted = (await deps.gitea.listIssueComments(where, number)).find((c) => (c.body ?? "").includes(marker));
   if (posted) return posted.html_url ?? "";
-  const heading = task.commandKind === "discuss" ? "Answer" : "Plan";
-  const body = [marker, `### ${heading} (\`/agent ${task.commandKind}\` by @${task.requesterLogin}, command #${task.id})`, "", task.resultText ?? ""].join("\n");
+  const events = await deps.repos.events.list(task.id);
+  const discuss = task.commandKind === "discuss";
+  const text = discuss
+    ? latest(events, "command.answer-drafted", z.object({ answer: z.string() }))?.answer
+    : latest(events, "command.plan-drafted", z.object({ plan: z.string() }))?.plan;
+  const rounds = discuss ? "" : `, reviewed in ${task.round} round${task.round === 1 ? "" : "s"}`;
+  const heading = `### ${discuss ? "Answer" : "Plan"} (\`/agent ${task.commandKind}\` by @${task.requesterLogin}, command #${task.id}${rounds})`;
+  const body = [marker, heading, "", text ?? "(empty)"].join("\n");
   return (await deps.gitea.createComment(where, number, body)).html_url ?? "";
 }
 
@@ -111,4 +117,14 @@ export async function publishCommand(deps: IntakeDeps, taskId: number) {
     return settle(deps, task, { type: "command.succeeded" }, { resultText: `${what} posted: ${url}` });
   }
   return skipped(`task ${taskId}: /agent ${task.commandKind} publishes nothing`);
+}
+
+/** The publish job gave up (Gitea unreachable, or refused the PR/comment): the command fails with why. */
+export async function failPublish(deps: IntakeDeps, taskId: number, err: unknown): Promise<void> {
+  const why = err instanceof Error ? err.message : String(err);
+  await deps
+    .transition(taskId, { type: "command.failed", reason: "publish" }, { patch: { failureReason: `the work is done and pushed, but publishing it failed: ${why}` } })
+    .catch((failure: unknown) => {
+      if (!(failure instanceof IllegalTransitionError)) throw failure;
+    });
 }

@@ -10,21 +10,6 @@ import { queueEntries, renderQueue } from "./target-queue.ts";
 const MAY_RUN = new Set(["write", "admin", "owner"]);
 
 /**
- * Commands Gitea users may ask for that no service carries out yet; they are rejected with
- * this reason instead of starting something that can only fail.
- */
-export const NOT_AVAILABLE_YET: Readonly<Record<string, string>> = {
-  "pr:iterate":
-    "`/agent iterate` on a PR is not available yet: the dev ⇄ reviewer pipeline does not take Gitea commands yet",
-};
-
-function unavailable(task: Task): string | undefined {
-  return (
-    NOT_AVAILABLE_YET[task.commandKind ?? ""] ?? NOT_AVAILABLE_YET[`${task.targetType}:${task.commandKind}`]
-  );
-}
-
-/**
  * Authorizes and routes one stored command (G2, G3, G7): rejected unless the commenter has
  * write, admin or owner permission; a usage answer for unknown subcommands; `status` and
  * `cancel` answered at once; work commands queued for their issue/PR.
@@ -67,14 +52,6 @@ export async function routeCommand(deps: IntakeDeps, taskId: number) {
     const resultText = await cancelCommand(deps, task);
     return settle(deps, task, { type: "command.answered" }, { resultText });
   }
-  const notYet = unavailable(task);
-  if (notYet)
-    return settle(
-      deps,
-      task,
-      { type: "command.rejected", reason: "not-available" },
-      { failureReason: notYet },
-    );
   const prepared = await prepareWork(deps, task);
   if (!prepared.ok)
     return settle(deps, task, { type: "command.rejected", reason: "refused" }, { failureReason: prepared.reason });

@@ -7,9 +7,11 @@ import type { IntakeDeps } from "./intake-deps.ts";
 export const START_GRACE_MS = 60_000;
 
 /**
- * G6: a `running` command whose run heartbeat expired lost the process mid-turn. It is failed
- * with a clear reason (never replayed), its session interrupted, and the next command of its
- * issue/PR goes on (the failure's dispatch-next effect).
+ * G6: a `running` command with an agent run that never ended (an unfinished trace) and whose
+ * run heartbeat expired lost the process mid-turn. It is failed with a clear reason (never
+ * replayed), its session interrupted, and the next command of its issue/PR goes on (the
+ * failure's dispatch-next effect). A command between two steps (no unfinished run, its next job
+ * waiting for a busy worker) is left alone however long it waits.
  */
 export async function failOrphanedRuns(
   deps: IntakeDeps,
@@ -22,6 +24,8 @@ export async function failOrphanedRuns(
   for (const task of running) {
     if (now - task.updatedAt.getTime() < graceMs) continue;
     if ((await redis.exists(runHeartbeatKey(prefix, task.id))) === 1) continue;
+    const midTurn = await deps.db.prisma.agentTrace.count({ where: { taskId: task.id, endedAt: null } });
+    if (midTurn === 0) continue;
     try {
       await deps.transition(
         task.id,

@@ -47,8 +47,17 @@ WITH t AS (
 )
 SELECT id, task_id AS "taskId", queue, job_id AS "jobId", data, created_at AS "createdAt" FROM f ORDER BY id`;
 
-export function createCommandAcceptor(pool: Database["pool"], maxRounds: number) {
+/** Review rounds a command may take: plan ⇄ plan-review for plans, dev ⇄ reviewer for code. */
+export interface CommandRounds {
+  code: number;
+  plan: number;
+}
+
+export function createCommandAcceptor(pool: Database["pool"], rounds: number | CommandRounds) {
+  const { code, plan } = typeof rounds === "number" ? { code: rounds, plan: rounds } : rounds;
   return async function accept(command: IncomingCommand): Promise<AcceptOutcome> {
+    const planning = command.kind === "plan" || (command.kind === "iterate" && command.target === "issue");
+    const maxRounds = planning ? plan : code;
     const now = new Date().toISOString();
     const result = await pool.query<Omit<FollowUp, "dispatchedAt" | "createdAt"> & { createdAt: string }>({
       name: "rt-gitea-accept",

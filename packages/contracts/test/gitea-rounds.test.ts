@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { GITEA_STATUSES, reduceTask, type GiteaCommandKind, type GiteaEvent, type TaskEffect, type TaskSnapshot } from "../src/index.ts";
+
+function command(kind: GiteaCommandKind, target: "issue" | "pr", over: Partial<TaskSnapshot> = {}): TaskSnapshot {
+  return {
+    id: 9, source: "gitea", status: "running", version: 4, turnCount: 0, pendingTurns: 0, analysing: false,
+    skipRequested: false, round: 1, maxTurns: 0, maxRounds: 3,
+    command: { kind, target, targetKey: "acme/app#4" }, ...over,
+  };
+}
+
+const jobsOf = (effects: TaskEffect[]) =>
+  effects.flatMap((e) => (e.type === "enqueue" ? [`${e.job.queue}:${JSON.stringify(e.job.data)}`] : []));
+
+const MAJOR = { severity: "major", file: "a.ts", line: 1, text: "wrong" } as const;
+const DISPATCH = 'intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}';
+const PUBLISH = 'intake:{"v":1,"kind":"publish","taskId":9}';
+
+function apply(task: TaskSnapshot, event: GiteaEvent) {
+  const result = reduceTask(task, event);
+  if (!result.ok) throw new Error(`refused: ${result.refusal.reason}`);
+  return { status: result.task.status, round: result.task.round, jobs: jobsOf(result.effects) };
+}
+
+describe("gitea command rounds (G3)", () => {
+  it("starts a command in round 1", () => {
+    expect(apply(command("implement", "issue", { status: "queued", round: 0 }), { type: "command.started" })).toEqual({
+      status: "running",
+      round: 1,
+      jobs: ['dev:{"v":1,"taskId":9,"kind":"implement","round":1}'],
+    });
+  });
+
+  it("sends finished dev work to the reviewer, and a drafted plan to plan review, in the same round", () => {
+    expect(apply(command("implement", "issue", { round: 2 }), { type: "command.dev-finished", commit: "abc1234", summary: "s" })).toEqual({
+      status: "running",
+      round: 2,
+      jobs: ['review:{"v":1,"taskId":9,"kind":"diff","round":2}'],
+    });
+    expect(apply(command("iterate", "issue"), { type: "command.plan-drafted", plan: "p" }).jobs).toEqual([
+      'review:{"v":1,"taskId":9,"kind":"plan","round":1}',
+    ]);
+    expect(apply(command("iterate", "pr"), { type: "command.dev-finished", commit: "abc1234", summary: "s" }).jobs).toEqual([
+      'review:{"v":1,"taskId":9,"kind":"diff","round":1}',
+    ]);
+  });
+
+  it("goes back to dev (or the planner) with the next round while rounds are left", () => {
+    expect(apply(command("implement", "issue"), { type: "command.review-rejected", findings: [MAJOR] })).toEqual({
+      status: "running",
+      round: 2,
+      jobs: ['dev:{"v":1,"taskId":9,"kind":"revise","round":2}'],
+    });
+    expect(apply(command("plan", "issue", { maxRounds: 4 }), { type: "command.review-rejected", findings: [MAJOR] })).toEqual({
+      status: "running",
+      round: 2,
+      jobs: ['analyst:{"v":1,"taskId":9,"kind":"plan"}'],
+    });
+  });
+
+  it("fails when the rounds are spent, and a PR iterate after its one round; the next command may start", () => {
+    expect(apply(command("implement", "issue", { round: 3 }), { type: "command.review-rejected", findings: [MAJOR] })).toEqual({
+      status: "failed",
+      round: 3,
+      jobs: [DISPATCH],
+    });
+    expect(apply(command("iterate", "pr"), { type: "command.review-rejected", findings: [MAJOR] }).status).toBe("failed");
+  });
+
+  it("publishes after a passed review or a drafted answer", () => {
+    expect(apply(command("implement", "issue"), { type: "command.review-passed", minor: [] }).jobs).toEqual([PUBLISH]);
+    expect(apply(command("discuss", "issue"), { type: "command.answer-drafted", answer: "a" }).jobs).toEqual([PUBLISH]);
+  });
+
+  const events: GiteaEvent[] = [
+    { type: "command.dev-finished", commit: "abc1234", summary: "s" },
+    { type: "command.plan-drafted", plan: "p" },
+    { type: "command.answer-drafted", answer: "a" },
+    { type: "command.review-passed", minor: [] },
+    { type: "command.review-rejected", findings: [MAJOR] },
+  ];
+  const notRunning = GITEA_STATUSES.filter((s) => s !== "running");
+  it.each(notRunning.flatMap((status) => events.map((event) => [status, event.type, event] as const)))(
+    "refuses %s + %s: a late report of a cancelled or finished command changes nothing",
+    (status, _type, event) => {
+      expect(reduceTask(command("implement", "issue", { status }), event).ok).toBe(false);
+    },
+  );
+});

@@ -1,0 +1,147 @@
+import { IllegalTransitionError, reviewFindingSchema, type AnalystJob, type ReviewFinding, type TaskEvent } from "@ratatoskr/contracts";
+import type { ApplyTransitionOptions, Repositories, Task } from "@ratatoskr/db";
+import type { GitWorkspaces } from "@ratatoskr/git";
+import { runCommandJob, type HeartbeatRedis } from "@ratatoskr/gitea";
+import type { AgentPolicy, OpencodeClient } from "@ratatoskr/opencode";
+import { isStepSettled, runTraced, settleDeadRuns, watchTaskStatus, workspaceLines, type StoredEvent } from "@ratatoskr/pipeline";
+import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
+import { z } from "zod";
+import { buildPlannerPrompt, plannerVerdictSchema } from "./planner-prompt.ts";
+
+export const PLANNER_AGENT = "planner";
+
+/** Reads the repository; writes nothing, runs nothing (agents/planner.md says the same to opencode). */
+export const PLANNER_POLICY: AgentPolicy = {
+  permissions: { read: "allow", glob: "allow", grep: "allow", list: "allow" },
+  default: "deny",
+};
+
+const SETTLED_BY = ["command.plan-drafted", "command.answer-drafted", "command.succeeded", "command.failed", "command.cancelled", "command.interrupted"] as const;
+
+export interface GiteaPlanDeps {
+  repos: Pick<Repositories, "tasks" | "traces" | "events">;
+  transition(taskId: number, event: TaskEvent, options?: ApplyTransitionOptions): Promise<unknown>;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl">;
+  git: GitWorkspaces;
+  redis: HeartbeatRedis;
+  prefix: string;
+  idleTimeoutMs: number;
+  hardTimeoutMs: number;
+  statusPollMs: number;
+}
+
+type Ctx = JobContext<"analyst">;
+
+const drafted = z.object({ plan: z.string() });
+const rejected = z.object({ findings: z.array(reviewFindingSchema) });
+
+function latest<T>(events: readonly StoredEvent[], type: string, schema: z.ZodType<T>): T | undefined {
+  const parsed = schema.safeParse(events.filter((e) => e.type === type).at(-1)?.payload);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/**
+ * The `analyst` queue for Gitea commands (G3): the planner agent writes the plan of `/agent plan`,
+ * revises it for an issue's `/agent iterate` and for each rejected plan review, or answers
+ * `/agent discuss` about the current plan. It reads the repository on the default branch.
+ */
+export function createGiteaPlanHandler(deps: GiteaPlanDeps): JobHandler<"analyst"> {
+  return async (data, ctx) => {
+    const task = await deps.repos.tasks.findById(data.taskId);
+    if (!task) return skipped(`task ${data.taskId} does not exist`);
+    if (task.status !== "running") return skipped(`task ${task.id} is ${task.status}`);
+    const events = await deps.repos.events.list(task.id);
+    if (isStepSettled(ctx.job.id, task.id, events, SETTLED_BY)) return skipped(`planner job ${ctx.job.id} already reported back`);
+    const report = async (event: TaskEvent, failureReason?: string) => {
+      try {
+        await deps.transition(task.id, event, failureReason ? { patch: { failureReason } } : undefined);
+      } catch (err) {
+        if (!(err instanceof IllegalTransitionError)) throw err;
+        ctx.logger.info({ refusal: err.refusal }, "command moved on during the planner run; its report is dropped");
+      }
+    };
+    return runCommandJob(
+      {
+        redis: deps.redis,
+        prefix: deps.prefix,
+        taskId: task.id,
+        jobId: ctx.job.id ?? `${task.id}-analyst-${task.round}`,
+        signal: ctx.signal,
+        what: `the planner run of round ${task.round}`,
+        settleDeadRuns: () =>
+          settleDeadRuns({ traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger }, task.id, PLANNER_AGENT),
+        fail: (reason) => report({ type: "command.failed", reason: "error" }, reason),
+      },
+      () => plan(deps, data, ctx, task, events, report),
+    );
+  };
+}
+
+async function plan(
+  deps: GiteaPlanDeps,
+  data: AnalystJob,
+  ctx: Ctx,
+  task: Task,
+  events: readonly StoredEvent[],
+  report: (event: TaskEvent, failureReason?: string) => Promise<void>,
+): Promise<unknown> {
+  const discuss = data.kind === "discuss";
+  const ws = await deps.git.prepare({ taskId: task.id, repo: task.repos[0] ?? "", branch: `agent/plan-${task.id}` });
+  const findings: ReviewFinding[] = task.round > 1 ? (latest(events, "command.review-rejected", rejected)?.findings ?? []) : [];
+  const ownPlan = latest(events, "command.plan-drafted", drafted)?.plan;
+  const currentPlan = ownPlan ?? (await deps.repos.tasks.latestPlan(task.targetKey ?? ""));
+  const prompt = buildPlannerPrompt({
+    taskId: task.id,
+    command: task.commandKind ?? "plan",
+    target: `${task.repoOwner}/${task.repoName}#${task.targetNumber}`,
+    requester: task.requesterLogin ?? "?",
+    round: task.round,
+    maxRounds: task.maxRounds,
+    title: task.title,
+    body: task.goal,
+    message: task.commandMessage,
+    currentPlan,
+    findings,
+    workspace: workspaceLines(deps.git.taskDir(task.id), [ws])[0] ?? ".",
+  });
+  const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
+  const { resumeSessionId } = await settleDeadRuns(traced, task.id, PLANNER_AGENT);
+  // A revision round continues the planner's own conversation with the reviewer's findings.
+  const sessionId = resumeSessionId ?? (task.round > 1 ? ((await deps.repos.traces.findLatest(task.id, PLANNER_AGENT))?.sessionId ?? undefined) : undefined);
+  const watch = watchTaskStatus({
+    readStatus: async () => (await deps.repos.tasks.findById(task.id))?.status,
+    continueIn: new Set(["running"]),
+    intervalMs: deps.statusPollMs,
+    parent: ctx.signal,
+    onError: (err) => ctx.logger.warn({ err }, "could not re-read the command during the planner run"),
+  });
+  const result = await runTraced(traced, {
+    taskId: task.id,
+    round: task.round,
+    storeOnTask: true,
+    run: {
+      agent: PLANNER_AGENT,
+      directory: deps.git.taskDir(task.id),
+      prompt,
+      policy: PLANNER_POLICY,
+      schema: plannerVerdictSchema,
+      idleTimeoutMs: deps.idleTimeoutMs,
+      hardTimeoutMs: deps.hardTimeoutMs,
+      signal: watch.signal,
+      ...(sessionId ? { sessionId } : {}),
+    },
+  }).finally(() => watch.stop());
+  if (watch.stoppedBy()) return skipped(`command ${watch.stoppedBy()} during the planner run`);
+  if (ctx.signal.aborted) throw new Error("planner run interrupted by shutdown");
+  if (result.outcome !== "ok" || !result.verdict) {
+    await report({ type: "command.failed", reason: "planner" }, `the planner ${result.outcome === "timeout" ? "timed out" : "failed"}: ${result.error?.message ?? result.outcome}`);
+    return { status: "failed", reason: result.outcome };
+  }
+  if (discuss) {
+    const answer = result.verdict.reply.trim() || result.verdict.plan.trim();
+    await report({ type: "command.answer-drafted", answer });
+    return { status: "answered" };
+  }
+  await report({ type: "command.plan-drafted", plan: result.verdict.plan.trim() });
+  return { status: "drafted", round: task.round };
+}

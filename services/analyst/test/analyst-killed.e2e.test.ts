@@ -1,0 +1,118 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  createFollowUpDispatcher,
+  createRepositories,
+  DialogueTurnRepository,
+  type Repositories,
+} from "@ratatoskr/db";
+import { createLogger, createQueues, createRedisConnection, type QueueSet, type Redis } from "@ratatoskr/runtime";
+import {
+  reply,
+  startOpencodeServer,
+  startScriptedModel,
+  startServiceProcess,
+  type OpencodeServer,
+  type ScriptedModel,
+  type ServiceProcess,
+} from "@ratatoskr/testkit";
+import {
+  createTestDatabase,
+  createTestRedis,
+  serviceTestEnv,
+  type TestDatabase,
+  type TestRedis,
+} from "@ratatoskr/testkit/vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { AGENTS_DIR, analystPromptMark, marker, section } from "./support/analyst-harness.ts";
+
+const logger = createLogger({ service: "analyst-killed-test", level: "silent" });
+let model: ScriptedModel;
+let opencode: OpencodeServer;
+let database: TestDatabase;
+let redis: TestRedis;
+let repos: Repositories;
+let producer: Redis;
+let queues: QueueSet;
+let workspace: string;
+const processes: ServiceProcess[] = [];
+
+beforeAll(async () => {
+  model = await startScriptedModel();
+  opencode = await startOpencodeServer({ provider: { baseUrl: model.url }, agentsDir: AGENTS_DIR });
+  database = await createTestDatabase();
+  redis = createTestRedis();
+  repos = createRepositories(database.db.prisma);
+  producer = createRedisConnection(redis.url, "producer", { logger });
+  queues = createQueues({ connection: producer, prefix: redis.prefix, logger });
+  workspace = await mkdtemp(join(tmpdir(), "ratatoskr-analyst-killed-"));
+}, 90_000);
+afterAll(async () => {
+  for (const p of processes) await p.stop("SIGKILL");
+  await queues?.close();
+  producer?.disconnect();
+  await opencode?.stop();
+  await model?.close();
+  await redis?.cleanup();
+  await database?.drop();
+  await rm(workspace, { recursive: true, force: true });
+});
+
+function analystProcess(): Promise<ServiceProcess> {
+  const env = serviceTestEnv(database, redis, {
+    OPENCODE_URL: opencode.url,
+    OPENCODE_SERVER_PASSWORD: opencode.password,
+    OPENCODE_MODEL: `fake/${model.modelId}`,
+    WORKSPACE_DIR: workspace,
+    LOG_LEVEL: "info",
+  });
+  return startServiceProcess("analyst", { env, timeoutMs: 60_000 }).then((p) => (processes.push(p), p));
+}
+
+describe("analyst killed mid-run (separate processes, real opencode)", () => {
+  it("is picked up within 30 s by another process that continues the same session", async () => {
+    const mark = marker("killed");
+    const promptMark = await analystPromptMark();
+    model.addRule({
+      name: mark,
+      match: (req) => req.system.includes(promptMark) && section(req.userTexts[0] ?? "", "newMessages").includes(mark),
+      // The first run hangs (its process is killed meanwhile); the resumed one answers.
+      reply: [reply.json({ phase: "ask", questions: ["never seen"] }, { delayMs: 120_000 }), reply.json({ phase: "ask", questions: ["Which repository?"] })],
+    });
+    const first = await analystProcess();
+    const dispatcher = createFollowUpDispatcher({ prisma: database.db.prisma, enqueue: async (r) => void (await queues.enqueue(r)) });
+    const task = await repos.tasks.createTelegramTask({ chatId: 7_100, maxTurns: 5, maxRounds: 3 });
+    const applied = await repos.applyTransition(task.id, { type: "turn.received" }, {
+      alongside: (tx) => new DialogueTurnRepository(tx).add({ taskId: task.id, role: "user", text: `Add a health check ${mark}` }).then(() => undefined),
+    });
+    await dispatcher.dispatch(applied.followUps);
+
+    const live = await vi.waitFor(async () => {
+      const [trace] = await repos.traces.listUnfinished(task.id, "analyst");
+      if (!trace?.sessionId) throw new Error("the run has no session yet");
+      return trace;
+    }, { timeout: 30_000, interval: 100 });
+    await first.stop("SIGKILL");
+    const killedAt = Date.now();
+    const second = await analystProcess();
+
+    const settled = await vi.waitFor(async () => {
+      const t = await database.db.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
+      if (t.analysing) throw new Error(`still analysing\n--- model ---\n${JSON.stringify(model.requests.map((r) => [r.sessionId, r.userTexts.length, r.isToolResult, r.lastUserText.slice(0, 80)]))}\n--- second analyst ---\n${second.output()}`);
+      return t;
+    }, { timeout: 60_000, interval: 100 });
+    const recoveryMs = Date.now() - killedAt;
+    process.stdout.write(`analyst killed mid-run: recovered in ${recoveryMs} ms\n`);
+    expect(recoveryMs).toBeLessThanOrEqual(30_000 + 10_000 /* the new process's own start-up */);
+    expect(settled).toMatchObject({ status: "collecting", pendingTurns: 0 });
+
+    const traces = await repos.traces.list(task.id);
+    expect(traces.map((t) => [t.outcome, t.sessionId])).toEqual([
+      ["interrupted", live.sessionId],
+      ["completed", live.sessionId],
+    ]);
+    const told = await database.db.prisma.notification.findMany({ where: { taskId: task.id } });
+    expect(told.map((n) => n.template)).toEqual(["task.questions"]);
+  }, 150_000);
+});
