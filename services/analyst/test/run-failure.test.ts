@@ -3,6 +3,7 @@ import {
   OpencodeHttpError,
   OpencodeTooOldError,
   OpencodeUnavailableError,
+  ProviderError,
   SilentSessionError,
   VerdictValidationError,
 } from "@ratatoskr/opencode";
@@ -42,6 +43,17 @@ describe("agent run failures", () => {
     });
     expect(failed(new OpencodeHttpError("POST", "http://x", 503, ""))).toEqual({
       action: "retry",
+      problem: "unavailable",
+    });
+    expect(failed(new ProviderError("ses_1", "fake", 429, true, "slow down"))).toEqual({
+      action: "retry",
+      problem: "no-verdict",
+    });
+  });
+
+  it("settles a provider that refused the credentials instead of retrying it", () => {
+    expect(failed(new ProviderError("ses_1", "fake", 401, false, "bad key"))).toEqual({
+      action: "settle",
       problem: "unavailable",
     });
   });

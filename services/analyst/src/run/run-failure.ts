@@ -6,6 +6,7 @@ import {
   OpencodeHttpError,
   OpencodeTooOldError,
   OpencodeUnavailableError,
+  ProviderError,
   SilentSessionError,
   VerdictValidationError,
   type AgentRunResult,
@@ -28,6 +29,8 @@ export type RunFailure =
 function classifyError(error: Error | undefined, output: string): RunFailure {
   if (error instanceof VerdictValidationError) return { action: "settle", problem: verdictProblem(output) };
   if (error instanceof OpencodeUnavailableError) return { action: "retry", problem: "unavailable" };
+  // A provider that refused the credentials (401/403) or the request will refuse it again.
+  if (error instanceof ProviderError && !error.retryable) return { action: "settle", problem: "unavailable" };
   // The model produced nothing (provider down, model missing): often a passing provider outage.
   if (error instanceof SilentSessionError || error instanceof AgentMessageError) {
     return { action: "retry", problem: "no-verdict" };
