@@ -36,9 +36,11 @@ export class OpencodeHttp {
   /** Opens a streaming GET and calls `onChunk` for each piece of body text until it ends or `signal` aborts. */
   async stream(path: string, signal: AbortSignal, onChunk: (text: string) => void): Promise<void> {
     const res = await this.send("GET", path, undefined, signal, 0, { accept: "text/event-stream" });
-    if (res.statusCode !== 200) {
+    // An unknown path answers 200 with opencode's web UI (HTML): only an event stream counts as live.
+    const type = String(res.headers["content-type"] ?? "");
+    if (res.statusCode !== 200 || !type.includes("text/event-stream")) {
       await res.body.dump();
-      throw new OpencodeHttpError("GET", path, res.statusCode, "");
+      throw new OpencodeHttpError("GET", path, res.statusCode, res.statusCode === 200 ? `not an event stream (${type || "no content type"})` : "");
     }
     // undici yields Buffers whatever the encoding: decode in streaming mode so a multi-byte
     // character split across chunks survives.

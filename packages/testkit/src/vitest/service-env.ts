@@ -17,7 +17,8 @@ export function serviceTestEnv(
     QUEUE_PREFIX: redis.prefix,
     HTTP_HOST: "127.0.0.1",
     HTTP_PORT: "0",
-    LOG_LEVEL: "silent",
+    // TEST_LOG_LEVEL=debug shows the services' logs when a test needs explaining.
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
     ...extra,
   };
 }
