@@ -103,6 +103,5 @@ describe("notifier killed mid-send", () => {
     );
     // The chat was blocked for a lease and a restart, not 45 s.
     expect(resumedAfterMs).toBeLessThan(20_000);
-    console.info(`notifier kill trial: chat resumed ${resumedAfterMs} ms after SIGKILL (incl. process start)`);
   }, 180_000);
 });
