@@ -5,6 +5,7 @@ export * from "./config/startup-problems.ts";
 export * from "./logging/logger.ts";
 export * from "./logging/secret-scrubber.ts";
 export * from "./redis/redis-connection.ts";
+export * from "./redis/redis-topology.ts";
 export * from "./queues/job-options.ts";
 export * from "./queues/queue-set.ts";
 export * from "./metrics/service-metrics.ts";

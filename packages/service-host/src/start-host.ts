@@ -16,8 +16,11 @@ import {
   type JobHandlerMap,
   type Logger,
   type ReadinessCheck,
+  checkRedisSettings,
   collectConfigProblems,
   ConfigError,
+  queueConfig,
+  redisConfig,
 } from "@ratatoskr/runtime";
 import type { FastifyInstance } from "fastify";
 import { fullConfigSchema, hostConfigSchema, type HostConfig } from "./host-config.ts";
@@ -54,6 +57,10 @@ export async function startHost(opts: StartHostOptions): Promise<RunningHost> {
   const problems = collectConfigProblems([
     () => loadConfig(fullConfigSchema(opts.services), env),
     ...opts.services.map((service) => () => service.checkConfig?.(env)),
+    () => {
+      const { redis, queue } = loadConfig({ ...redisConfig, ...queueConfig }, env);
+      checkRedisSettings(redis, queue.prefix);
+    },
   ]);
   if (problems.length > 0) throw new ConfigError(problems);
   const config = loadConfig(hostConfigSchema(opts.services), env);
@@ -79,11 +86,11 @@ async function assemble(
   logger: Logger,
   shutdown: ShutdownRegistry,
 ): Promise<RunningHost> {
-  const producer = createRedisConnection(config.redis.url, "producer", {
+  const producer = createRedisConnection(config.redis, "producer", {
     logger,
     connectionName: `${opts.name}:producer`,
   });
-  const workerRedis = createRedisConnection(config.redis.url, "worker", {
+  const workerRedis = createRedisConnection(config.redis, "worker", {
     logger,
     connectionName: `${opts.name}:worker`,
   });
@@ -92,7 +99,7 @@ async function assemble(
   });
   // Producers do not queue commands while disconnected, so wait for the first connection here
   // rather than report "not ready" (or fail enqueues) in the first moments after start.
-  await waitForRedis(producer, config.redis.url, config.startup.timeoutMs);
+  await waitForRedis(producer, config.redis, config.startup.timeoutMs);
   const queues = createQueues({ connection: producer, prefix: config.queue.prefix, logger });
   shutdown.register("queues", "queues", () => queues.close());
   const db = createDatabase({

@@ -1,12 +1,12 @@
 import { once } from "node:events";
 import { createMigrationCheck, DatabaseNotReadyError, type Database } from "@ratatoskr/db";
-import { describeRedis, scrubSecrets, StartupError, type Redis } from "@ratatoskr/runtime";
+import { describeTopology, scrubSecrets, StartupError, type Redis, type RedisSettings } from "@ratatoskr/runtime";
 
 /**
  * Waits for the first Redis connection; after `timeoutMs` start-up stops with one line naming
  * Redis, its address and the last connection error.
  */
-export async function waitForRedis(redis: Redis, url: string, timeoutMs: number): Promise<void> {
+export async function waitForRedis(redis: Redis, settings: RedisSettings, timeoutMs: number): Promise<void> {
   if (redis.status === "ready") return;
   let lastError = "no answer";
   const onError = (err: Error) => {
@@ -19,7 +19,7 @@ export async function waitForRedis(redis: Redis, url: string, timeoutMs: number)
     await once(redis, "ready", { signal: timer.signal });
   } catch {
     throw new StartupError(
-      `Redis at ${describeRedis(url)} is unreachable after ${timeoutMs} ms (${lastError}); start it or fix REDIS_URL`,
+      `Redis at ${describeTopology(settings)} is unreachable after ${timeoutMs} ms (${lastError}); start it or fix ${settings.clusterNodes?.length ? "REDIS_URL / REDIS_CLUSTER_NODES" : settings.sentinels?.length ? "REDIS_SENTINELS" : "REDIS_URL"}`,
     );
   } finally {
     clearTimeout(timeout);
