@@ -157,14 +157,18 @@ async function assemble(
   for (const [, instance] of instances) await instance.routes?.(http);
   shutdown.register("telemetry", "http", () => http.close());
 
-  const consumed = instances.flatMap(([service]) => service.queues);
+  const consumed: QueueName[] = [];
   const handlers: Partial<Record<QueueName, JobHandler<QueueName>>> = {};
   const concurrency: Partial<Record<QueueName, number>> = {};
   for (const [service, instance] of instances) {
+    const parallel =
+      (config.concurrency as Record<string, number>)[service.name] ?? service.defaultConcurrency;
+    // `<NAME>_CONCURRENCY=0`: this process serves the service's routes but takes none of its jobs.
+    if (parallel === 0) continue;
     for (const queue of service.queues) {
+      consumed.push(queue);
       handlers[queue] = instance.handlers[queue] as JobHandler<QueueName>;
-      concurrency[queue] =
-        (config.concurrency as Record<string, number>)[service.name] ?? service.defaultConcurrency;
+      concurrency[queue] = parallel;
     }
   }
   metrics.observeQueueDepth(consumed.map((q) => queues.queues[q]));
