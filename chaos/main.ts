@@ -8,9 +8,9 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startOpencodeServer, startScriptedModel } from "@ratatoskr/testkit";
+import { makePostgresTemplate, startOpencodeServer, startScriptedModel } from "@ratatoskr/testkit";
 import { parseArgs } from "./args.ts";
-import { makePostgresTemplate } from "./own-postgres.ts";
+
 import { formatTable, passed, type TrialRow } from "./report.ts";
 import { runTrial } from "./run-trial.ts";
 import { TRIALS } from "./trials.ts";

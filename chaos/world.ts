@@ -4,14 +4,16 @@ import { createDatabase, type Database } from "@ratatoskr/db";
 import {
   FakeTelegram,
   freePort,
+  startOwnPostgres,
   startOwnRedis,
   startServiceProcess,
   type OpencodeServer,
+  type OwnPostgres,
   type OwnRedis,
   type ScriptedModel,
   type ServiceProcess,
 } from "@ratatoskr/testkit";
-import { startOwnPostgres, type OwnPostgres } from "./own-postgres.ts";
+
 import { startTelegramProxy, type TelegramProxy } from "./telegram-proxy.ts";
 
 /** What every trial shares: the fakes that are never the subject of a fault. */

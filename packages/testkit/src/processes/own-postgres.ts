@@ -4,12 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { applyMigrations } from "@ratatoskr/db";
-import { freePort } from "@ratatoskr/testkit";
+import { freePort } from "../opencode-server/free-port.ts";
 
 /**
- * A Postgres cluster of a trial's own on a free port (never the shared one on 5432): stopped,
- * started and thrown away by the trial. initdb refuses root, so every server command runs as the
- * `postgres` user; the cluster is copied from one template made per chaos run (initdb is slow).
+ * A Postgres cluster of a test's (or chaos trial's) own on a free port, never the shared one on 5432:
+ * stopped, started and thrown away at will. initdb refuses root, so every server command runs as the
+ * `postgres` user; clusters are copied from a template made once per run (initdb is slow).
  */
 export interface OwnPostgres {
   /** `postgresql://postgres@127.0.0.1:<port>/chaos`, migrated. */
