@@ -6,6 +6,7 @@ export * from "./logging/logger.ts";
 export * from "./logging/secret-scrubber.ts";
 export * from "./logging/outage-log.ts";
 export * from "./redis/redis-connection.ts";
+export * from "./redis/redis-topology.ts";
 export * from "./queues/job-options.ts";
 export * from "./queues/queue-set.ts";
 export * from "./metrics/service-metrics.ts";

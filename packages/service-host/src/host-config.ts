@@ -37,8 +37,8 @@ export function hostConfigSchema(services: readonly AnyServiceDefinition[]) {
   for (const service of services) {
     concurrency[service.name] = envInt(`${service.name.toUpperCase()}_CONCURRENCY`, {
       default: service.defaultConcurrency,
-      min: 1,
-      description: `Parallel ${service.name} jobs per process`,
+      min: 0,
+      description: `Parallel ${service.name} jobs per process; 0 takes no jobs here (e.g. an HTTP-only replica)`,
     });
   }
   return { ...baseConfigSchema, ...reconcilerConfig, ...startupConfig, concurrency };

@@ -1,6 +1,13 @@
 import { once } from "node:events";
 import { createMigrationCheck, DatabaseNotReadyError, type Database } from "@ratatoskr/db";
-import { describeRedis, scrubSecrets, StartupError, type Logger, type Redis } from "@ratatoskr/runtime";
+import {
+  describeTopology,
+  scrubSecrets,
+  StartupError,
+  type Logger,
+  type Redis,
+  type RedisSettings,
+} from "@ratatoskr/runtime";
 
 /** Waits between start-up attempts: 0.5 s doubling up to 5 s. */
 export const STARTUP_BACKOFF = { firstMs: 500, maxMs: 5_000 } as const;
@@ -33,21 +40,26 @@ function attempts(wait: StartupWait) {
  * as `timeoutMs` allows (0: as long as it takes); past it start-up stops with one line naming
  * Redis, its address and the last connection error.
  */
-export async function waitForRedis(redis: Redis, url: string, wait: StartupWait): Promise<void> {
+export async function waitForRedis(redis: Redis, settings: RedisSettings, wait: StartupWait): Promise<void> {
   if (redis.status === "ready") return;
   let lastError = "no answer";
   const onError = (err: Error) => {
     lastError = scrubSecrets(err.message || err.name);
   };
   redis.on("error", onError);
-  const address = describeRedis(url);
+  const address = describeTopology(settings);
+  const variables = settings.clusterNodes?.length
+    ? "REDIS_URL / REDIS_CLUSTER_NODES"
+    : settings.sentinels?.length
+      ? "REDIS_SENTINELS"
+      : "REDIS_URL";
   const schedule = attempts(wait);
   try {
     for (;;) {
       const step = schedule.next();
       if (!step) {
         throw new StartupError(
-          `Redis at ${address} is unreachable after ${wait.timeoutMs} ms (${lastError}); start it or fix REDIS_URL`,
+          `Redis at ${address} is unreachable after ${wait.timeoutMs} ms (${lastError}); start it or fix ${variables}`,
         );
       }
       if (await readyWithin(redis, step.delayMs)) {

@@ -126,7 +126,9 @@ export function runWorker<Q extends QueueName>(opts: RunWorkerOptions<Q>): Worke
         get logger() {
           return jobLog();
         },
-        signal: running.signal,
+        get signal() {
+          return running.signal;
+        },
       };
       const result = await Promise.race([handler(data, context), running.handedBack]);
       const outcome = isSkipped(result) ? "skipped" : "completed";
