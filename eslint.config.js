@@ -14,11 +14,11 @@ export default tseslint.config(
     },
   },
   {
-    files: ["scripts/**/*.mjs"],
+    files: ["scripts/**/*.mjs", "deploy/**/*.mjs"],
     languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly" } },
   },
   {
-    files: ["bench/**", "**/cli/**", "services/demo.ts", "test/**"],
+    files: ["bench/**", "chaos/**", "**/cli/**", "services/demo.ts", "test/**"],
     rules: { "no-console": "off" },
   },
 );
