@@ -4,6 +4,7 @@ export * from "./config/base-config.ts";
 export * from "./config/startup-problems.ts";
 export * from "./logging/logger.ts";
 export * from "./logging/secret-scrubber.ts";
+export * from "./logging/outage-log.ts";
 export * from "./redis/redis-connection.ts";
 export * from "./redis/redis-topology.ts";
 export * from "./queues/job-options.ts";

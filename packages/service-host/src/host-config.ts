@@ -24,9 +24,9 @@ export const reconcilerConfig = {
 export const startupConfig = {
   startup: {
     timeoutMs: envDurationMs("STARTUP_TIMEOUT_MS", {
-      default: 15_000,
+      default: 0,
       description:
-        "How long start-up waits for Redis and Postgres to answer before it stops, naming the one that did not",
+        "Start-up waits this long for Redis and Postgres (backoff, a line per attempt), then stops; 0: no limit",
     }),
   },
 };

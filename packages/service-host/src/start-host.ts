@@ -16,6 +16,8 @@ import {
   type JobHandlerMap,
   type Logger,
   type ReadinessCheck,
+  type WorkerHandle,
+  workerCheck,
   checkRedisSettings,
   collectConfigProblems,
   ConfigError,
@@ -99,7 +101,8 @@ async function assemble(
   });
   // Producers do not queue commands while disconnected, so wait for the first connection here
   // rather than report "not ready" (or fail enqueues) in the first moments after start.
-  await waitForRedis(producer, config.redis, config.startup.timeoutMs);
+  const startupWait = { timeoutMs: config.startup.timeoutMs, logger: logger.child({ component: "startup" }) };
+  await waitForRedis(producer, config.redis, startupWait);
   const queues = createQueues({ connection: producer, prefix: config.queue.prefix, logger });
   shutdown.register("queues", "queues", () => queues.close());
   const db = createDatabase({
@@ -107,7 +110,7 @@ async function assemble(
     ...(config.database.schema ? { schema: config.database.schema } : {}),
   });
   shutdown.register("database", "prisma", () => db.close());
-  const databaseCheck = await checkDatabase(db, config.database.url, config.startup.timeoutMs);
+  const databaseCheck = await checkDatabase(db, config.database.url, startupWait);
 
   const repos = createRepositories(db.prisma);
   const dispatcher = createFollowUpDispatcher({
@@ -141,9 +144,11 @@ async function assemble(
     instances.push([service, (await service.create(context)) as ServiceInstance<QueueName>]);
   }
 
+  let workers: WorkerHandle[] = [];
   const checks: Record<string, ReadinessCheck> = {
     redis: redisCheck(producer),
     postgres: databaseCheck,
+    workers: workerCheck(workerRedis, () => workers.map((handle) => handle.worker)),
   };
   for (const [, instance] of instances) Object.assign(checks, instance.checks);
   const http = createServiceHttpServer({
@@ -172,7 +177,7 @@ async function assemble(
     }
   }
   metrics.observeQueueDepth(consumed.map((q) => queues.queues[q]));
-  const workers = runWorkers({
+  workers = runWorkers({
     queues: consumed,
     handlers: handlers as JobHandlerMap<QueueName>,
     concurrency,

@@ -1,5 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from "ioredis";
 import type { Logger } from "pino";
+import { createOutageLog } from "../logging/outage-log.ts";
 import { scrubSecrets } from "../logging/secret-scrubber.ts";
 import { redisTopology, type RedisSettings } from "./redis-topology.ts";
 
@@ -62,8 +63,13 @@ export function createRedisConnection(
   }
   const log = opts.logger.child({ component: "redis", role });
   // Without an `error` listener ioredis reports every failed reconnect as an unhandled error.
-  connection.on("error", (err: Error) => {
-    log.warn({ err: { name: err.name, message: scrubSecrets(err.message) } }, "redis connection error");
+  // An outage is told in a few lines (down, still down every 30 s, back), not one per reconnect.
+  const outage = createOutageLog({
+    logger: log,
+    what: "redis",
+    describe: (err) => ({ name: (err as Error).name, message: scrubSecrets((err as Error).message) }),
   });
+  connection.on("error", (err: Error) => outage.failed(err));
+  connection.on("ready", () => outage.recovered());
   return connection;
 }
