@@ -25,7 +25,7 @@ import {
   type TestRedis,
 } from "@ratatoskr/testkit/vitest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { AGENTS_DIR, analystPromptMark, marker, section } from "./support/analyst-harness.ts";
+import { AGENTS_DIR, analystPromptMark, marker, section, warmOpencode } from "./support/analyst-harness.ts";
 
 const logger = createLogger({ service: "analyst-killed-test", level: "silent" });
 let model: ScriptedModel;
@@ -47,6 +47,7 @@ beforeAll(async () => {
   producer = createRedisConnection(redis.url, "producer", { logger });
   queues = createQueues({ connection: producer, prefix: redis.prefix, logger });
   workspace = await mkdtemp(join(tmpdir(), "ratatoskr-analyst-killed-"));
+  await warmOpencode(opencode, join(workspace, "warm-up"));
 }, 90_000);
 afterAll(async () => {
   for (const p of processes) await p.stop("SIGKILL");
