@@ -18,7 +18,7 @@ export default tseslint.config(
     languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly" } },
   },
   {
-    files: ["bench/**", "**/cli/**", "services/demo.ts", "test/**"],
+    files: ["bench/**", "chaos/**", "**/cli/**", "services/demo.ts", "test/**"],
     rules: { "no-console": "off" },
   },
 );

@@ -25,6 +25,7 @@ import { fileURLToPath } from "node:url";
 const AGENTS_DIR = fileURLToPath(new URL("../../agents/", import.meta.url));
 export const DEV = "You are the developer agent of Ratatoskr";
 export const REVIEWER = "You are the reviewer agent of Ratatoskr";
+export const POSTMORTEM = "You are the postmortem analyst of Ratatoskr";
 export const CHATS = [201, 202, 203, 204, 205, 206, 207, 208, 209, 210];
 
 export type PipelineService = "ingress" | "dev" | "reviewer" | "notifier" | "postmortem" | "analyst";
@@ -46,13 +47,18 @@ export class PipelineHarness {
   readonly running = new Map<string, ServiceProcess>();
   private readonly queues: Queue[] = [];
 
-  async start(services: readonly PipelineService[], extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
+  /** `infra`: the Postgres and Redis to use outside vitest (a bench); tests get theirs injected. */
+  async start(
+    services: readonly PipelineService[],
+    extraEnv: NodeJS.ProcessEnv = {},
+    infra?: { databaseUrl: string; redisUrl: string },
+  ): Promise<void> {
     [this.database, this.telegram, this.model] = await Promise.all([
-      createTestDatabase(),
+      createTestDatabase(infra?.databaseUrl),
       new FakeTelegram().start(),
       startScriptedModel(),
     ]);
-    this.redis = createTestRedis();
+    this.redis = createTestRedis(infra?.redisUrl);
     this.opencode = await startOpencodeServer({ provider: { baseUrl: this.model.url }, agentsDir: AGENTS_DIR });
     this.root = await mkdtemp(join(tmpdir(), "ratatoskr-pipeline-"));
     this.remotes = join(this.root, "remotes");
@@ -78,12 +84,15 @@ export class PipelineHarness {
       LOCAL_GIT_ROOT: this.remotes,
       ...extraEnv,
     };
-    const started = await Promise.all(services.map((name) => this.startService(name)));
-    for (const service of started) this.running.set(service.name, service);
+    // Every process that did start is kept for stop(), even when another one failed to.
+    const started = await Promise.allSettled(services.map((name) => this.startService(name)));
+    for (const result of started) if (result.status === "fulfilled") this.running.set(result.value.name, result.value);
+    const failed = started.find((result) => result.status === "rejected");
+    if (failed) throw failed.reason;
   }
 
   startService(name: PipelineService, env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
-    return startServiceProcess(name, { env: { ...this.env, ...env }, timeoutMs: 90_000 });
+    return startServiceProcess(name, { env: { ...this.env, ...env }, timeoutMs: 150_000 });
   }
 
   async stop(): Promise<void> {
@@ -183,5 +192,16 @@ export class PipelineHarness {
   /** What the service processes logged so far, for failure messages. */
   logs(): string {
     return [...this.running.values()].map((s) => `--- ${s.name}\n${s.output().slice(-4000)}`).join("\n");
+  }
+}
+
+/** Polls `probe` until it returns a value (no fixed sleeps), or fails after `timeoutMs` with the services' logs. */
+export async function waitFor<T>(h: PipelineHarness, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms\n${h.logs()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -1,6 +1,6 @@
 import { commitToBare, reply } from "@ratatoskr/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHATS, DEV, PipelineHarness, REVIEWER } from "./pipeline-harness.ts";
+import { CHATS, DEV, PipelineHarness, REVIEWER, waitFor } from "./pipeline-harness.ts";
 
 /**
  * P1–P3, P7 across processes: an approved task is implemented by the dev agent through real tool
@@ -217,8 +217,8 @@ describe("approved work becomes reviewed, pushed code", () => {
     });
     const taskId = await h.approvedTask(chat, { title: "Race for the branch", repos: ["acme/race"] });
     // While the agent works, someone else pushes the same branch.
-    const branch = await waitFor(async () => (await h.task(taskId)).branch ?? undefined);
-    await waitFor(async () => h.model.requests.some((r) => r.isToolResult && r.userTexts.some((t) => t.includes("Race for the branch"))) || undefined);
+    const branch = await waitFor(h, async () => (await h.task(taskId)).branch ?? undefined);
+    await waitFor(h, async () => h.model.requests.some((r) => r.isToolResult && r.userTexts.some((t) => t.includes("Race for the branch"))) || undefined);
     const theirs = await commitToBare(bare, branch, { "theirs.txt": "theirs\n" }, "someone else");
 
     const texts = await h.waitForText(chat, "failed", 90_000);
@@ -236,7 +236,7 @@ describe("approved work becomes reviewed, pushed code", () => {
       reply: [reply.write("acme/slow/first.txt", "first\n"), reply.json({ summary: "late", done: true }, { delayMs: 60_000 })],
     });
     const taskId = await h.approvedTask(chat, { title: "Slow work to cancel", repos: ["acme/slow"] });
-    const slow = await waitFor(async () =>
+    const slow = await waitFor(h, async () =>
       h.model.requests.find((r) => r.isToolResult && r.userTexts.some((t) => t.includes("Slow work to cancel"))),
     );
     const cancelledAt = Date.now();
@@ -244,8 +244,8 @@ describe("approved work becomes reviewed, pushed code", () => {
     await h.waitForText(chat, "is cancelled", 30_000);
 
     // The model call the session was waiting on was hung up on: the session was interrupted.
-    await waitFor(async () => h.model.requests.find((r) => r.seq === slow.seq && r.aborted), 10_000);
-    const dev = await waitFor(async () => (await h.traces(taskId)).find((t) => t.agent === "dev" && t.endedAt !== null));
+    await waitFor(h, async () => h.model.requests.find((r) => r.seq === slow.seq && r.aborted), 10_000);
+    const dev = await waitFor(h, async () => (await h.traces(taskId)).find((t) => t.agent === "dev" && t.endedAt !== null));
     expect(dev.outcome).toBe("cancelled");
     expect(dev.endedAt!.getTime() - cancelledAt).toBeLessThan(5_000);
 
@@ -253,19 +253,8 @@ describe("approved work becomes reviewed, pushed code", () => {
     expect(task.status).toBe("cancelled");
     const branch = task.branch!;
     // What the agent wrote before the cancel is pushed on the task branch.
-    const pushed = await waitFor(() => h.git("acme/slow", ["show", `refs/heads/${branch}:first.txt`]).catch(() => undefined), 10_000);
+    const pushed = await waitFor(h, () => h.git("acme/slow", ["show", `refs/heads/${branch}:first.txt`]).catch(() => undefined), 10_000);
     expect(pushed).toBe("first\n");
     expect(h.texts(chat).some((t) => t.includes("reviewer is checking"))).toBe(false);
   }, 120_000);
 });
-
-/** Polls `probe` until it returns a value (no fixed sleeps), or fails after `timeoutMs`. */
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms\n${h.logs()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}

@@ -7,8 +7,8 @@ const message = (chatId: number, channel: "telegram" | "gitea" = "telegram") =>
   db.repos.notifications.create({ channel, chatId, template: "bot.help", params: {} });
 
 describe("NotificationRepository, sender side", () => {
-  it("lists a chat's pending messages oldest first, up to the given one, and nothing else", async () => {
-    const [first, sending, second, otherChat, gitea, third, later] = [
+  it("lists a chat's unsettled messages (pending, or left sending) oldest first after a cursor, and nothing else", async () => {
+    const [first, sending, second, otherChat, gitea, third, sent] = [
       await message(501),
       await message(501),
       await message(501),
@@ -18,14 +18,46 @@ describe("NotificationRepository, sender side", () => {
       await message(501),
     ];
     await db.repos.notifications.claim(sending!.id);
+    await db.repos.notifications.claim(sent!.id);
+    await db.repos.notifications.markSent(sent!.id, [1]);
 
-    const pending = await db.repos.notifications.listPendingForChat(501, third!.id);
+    const unsettled = await db.repos.notifications.listUnsettledForChat(501, 0);
 
-    expect(pending.map((n) => n.id)).toEqual([first!.id, second!.id, third!.id]);
-    expect(pending.map((n) => n.id)).not.toContain(later!.id);
-    expect(pending.map((n) => n.id)).not.toContain(otherChat!.id);
-    expect(pending.map((n) => n.id)).not.toContain(gitea!.id);
-    expect(await db.repos.notifications.listPendingForChat(501, third!.id, 2)).toHaveLength(2);
+    expect(unsettled.map((n) => n.id)).toEqual([first!.id, sending!.id, second!.id, third!.id]);
+    expect(unsettled.map((n) => n.id)).not.toContain(otherChat!.id);
+    expect(unsettled.map((n) => n.id)).not.toContain(gitea!.id);
+    const page = await db.repos.notifications.listUnsettledForChat(501, 0, 2);
+    expect(page.map((n) => n.id)).toEqual([first!.id, sending!.id]);
+    const next = await db.repos.notifications.listUnsettledForChat(501, sending!.id, 2);
+    expect(next.map((n) => n.id)).toEqual([second!.id, third!.id]);
+  });
+
+  it("resends a must-deliver message once after a doubtful send, and never a second time", async () => {
+    const notification = await message(504);
+    await db.repos.notifications.claim(notification.id);
+
+    expect(await db.repos.notifications.markUncertain(notification.id, "reset after send", true)).toBe("resend");
+    expect(await db.repos.notifications.findById(notification.id)).toMatchObject({
+      status: "pending",
+      uncertainAt: expect.any(Date),
+    });
+    await db.repos.notifications.claim(notification.id);
+    expect(await db.repos.notifications.markUncertain(notification.id, "reset again", true)).toBe("uncertain");
+    expect(await db.repos.notifications.findById(notification.id)).toMatchObject({ status: "uncertain" });
+    expect(await db.repos.notifications.claim(notification.id)).toBeNull();
+    expect(await db.repos.notifications.markUncertain(notification.id, "late", true)).toBeNull();
+  });
+
+  it("settles any other doubtful send as uncertain at once", async () => {
+    const notification = await message(505);
+    await db.repos.notifications.claim(notification.id);
+
+    expect(await db.repos.notifications.markUncertain(notification.id, "timeout", false)).toBe("uncertain");
+    expect(await db.repos.notifications.findById(notification.id)).toMatchObject({
+      status: "uncertain",
+      error: "timeout",
+      uncertainAt: expect.any(Date),
+    });
   });
 
   it("keeps the parts that went out when a send is released, so the retry resumes after them", async () => {

@@ -102,13 +102,16 @@ describe("NotificationRepository", () => {
     });
   });
 
-  it("fails a message left mid-send instead of risking a duplicate", async () => {
+  it("settles a message left mid-send long ago as uncertain instead of risking a duplicate", async () => {
     const notification = await message((await newTask()).id);
     await db.repos.notifications.claim(notification.id);
 
-    expect(await db.repos.notifications.failStaleSending(60_000)).toBe(0);
-    expect(await db.repos.notifications.failStaleSending(-1)).toBeGreaterThanOrEqual(1);
-    expect(await db.repos.notifications.findById(notification.id)).toMatchObject({ status: "failed" });
+    expect(await db.repos.notifications.settleStaleSending(60_000)).toBe(0);
+    expect(await db.repos.notifications.settleStaleSending(-1)).toBeGreaterThanOrEqual(1);
+    expect(await db.repos.notifications.findById(notification.id)).toMatchObject({
+      status: "uncertain",
+      uncertainAt: expect.any(Date),
+    });
     expect(await db.repos.notifications.claim(notification.id)).toBeNull();
   });
 

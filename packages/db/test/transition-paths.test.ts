@@ -78,6 +78,8 @@ async function run(options: ApplyTransitionOptions) {
       ...options,
       ...(patch ? { patch } : {}),
     });
+    // The task handed back is the row as stored, after every step (not only the last).
+    expect(task).toEqual(await db.prisma.task.findUniqueOrThrow({ where: { id: created.id } }));
     returned.push(task);
   }
   return { id: created.id, returned, stored: await written(created.id) };

@@ -31,7 +31,13 @@ describe("loadConfig", () => {
   it("returns a nested config with defaults applied", () => {
     const config = loadConfig(baseConfigSchema, validEnv);
     expect(config).toEqual({
-      redis: { url: validEnv.REDIS_URL },
+      redis: {
+        url: validEnv.REDIS_URL,
+        clusterNodes: undefined,
+        sentinels: undefined,
+        sentinelName: "mymaster",
+        sentinelPassword: undefined,
+      },
       queue: { prefix: "ratatoskr" },
       database: { url: validEnv.DATABASE_URL, schema: undefined },
       log: { level: "info" },
@@ -152,6 +158,10 @@ describe("describeConfig", () => {
     const vars = describeConfig(baseConfigSchema);
     expect(vars.map((v) => v.name)).toEqual([
       "REDIS_URL",
+      "REDIS_CLUSTER_NODES",
+      "REDIS_SENTINELS",
+      "REDIS_SENTINEL_NAME",
+      "REDIS_SENTINEL_PASSWORD",
       "QUEUE_PREFIX",
       "DATABASE_URL",
       "DATABASE_SCHEMA",
@@ -176,9 +186,9 @@ describe("describeConfig", () => {
 
   it("renders a markdown table row per variable", () => {
     const table = renderConfigTable(baseConfigSchema).split("\n");
-    expect(table).toHaveLength(2 + 9);
+    expect(table).toHaveLength(2 + 13);
     expect(table).toContain(
-      "| `QUEUE_PREFIX` | `ratatoskr` | BullMQ key prefix; every service sharing the queues must use the same one (text matching /^[A-Za-z0-9_-]+$/) |",
+      "| `QUEUE_PREFIX` | `ratatoskr` | BullMQ key prefix; every service sharing the queues must use the same one; hash-tagged ({ratatoskr}) on a Redis Cluster (text matching /^(?:[A-Za-z0-9_-]+\\|\\{[A-Za-z0-9_-]+\\})$/) |",
     );
   });
 });
@@ -202,16 +212,19 @@ describe("README", () => {
     const readme = await readFile(new URL("../README.md", import.meta.url), "utf8");
     const table = /<!-- config-table:start -->([\s\S]*?)<!-- config-table:end -->/.exec(readme)?.[1] ?? "";
     const expected = cells(renderConfigTable(baseConfigSchema));
-    expect(expected).toHaveLength(10);
+    expect(expected).toHaveLength(14);
     expect(cells(table)).toEqual(expected);
   });
 });
 
 describe("renderConfigTable with shared variables", () => {
   it("documents a variable two services declare once, and refuses conflicting declarations", () => {
-    const token = (def?: string) => envString("SHARED_TOKEN", { description: "shared", optional: true, ...(def ? { default: def } : {}) });
+    const token = (def?: string) =>
+      envString("SHARED_TOKEN", { description: "shared", optional: true, ...(def ? { default: def } : {}) });
     const same = renderConfigTable({ a: { token: token() }, b: { token: token() } });
     expect(same.match(/SHARED_TOKEN/g)).toHaveLength(1);
-    expect(() => renderConfigTable({ a: { token: token() }, b: { token: token("x") } })).toThrow(/declared twice/);
+    expect(() => renderConfigTable({ a: { token: token() }, b: { token: token("x") } })).toThrow(
+      /declared twice/,
+    );
   });
 });

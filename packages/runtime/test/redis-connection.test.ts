@@ -36,11 +36,25 @@ describe("createRedisConnection", () => {
     expect(Date.now() - started).toBeLessThan(1_000);
 
     await waitFor(
-      () => captured.lines().some((l) => l.msg === "redis connection error" && l.role === "producer"),
+      () => captured.lines().some((l) => l.msg === "redis unreachable; retrying" && l.role === "producer"),
       {
         what: "the error listener to log",
       },
     );
     expect(captured.text()).not.toContain("dead-pass");
+  });
+
+  it("logs an outage once, not once per failed reconnect", async () => {
+    const captured = captureLogger();
+    const connection = createRedisConnection(DEAD_REDIS_URL, "worker", {
+      logger: captured.logger,
+      redisOptions: { retryStrategy: () => 20 },
+    });
+    opened.push(connection);
+    const errors: unknown[] = [];
+    connection.on("error", (err) => errors.push(err));
+    await waitFor(() => errors.length >= 20, { what: "twenty failed reconnects" });
+    const redisLines = captured.lines().filter((l) => l.component === "redis");
+    expect(redisLines.map((l) => l.msg)).toEqual(["redis unreachable; retrying"]);
   });
 });

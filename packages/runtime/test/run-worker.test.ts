@@ -42,6 +42,31 @@ describe("runWorker", () => {
     ).toBe(1);
   });
 
+  it("aborts the handler's signal when the job is cancelled, whether it read the signal before or after", async () => {
+    const seen: string[] = [];
+    let started = 0;
+    const handle = h.startWorker(
+      "notify",
+      async (_data, ctx) => {
+        started += 1;
+        const early = started === 1 ? ctx.signal : undefined;
+        await waitFor(async () => (handle.worker.cancelJob(ctx.job.id!, "stop please") ? true : undefined), {
+          what: "the job to be cancellable",
+        });
+        const signal = early ?? ctx.signal;
+        seen.push(`${signal.aborted}:${String(signal.reason)}`);
+        throw new PermanentError("cancelled");
+      },
+      { concurrency: 1 },
+    );
+    await h.queues.enqueue(jobRequest("notify", { v: 1, kind: "message", notificationId: 1 }, "1-notify-1"));
+    await h.queues.enqueue(jobRequest("notify", { v: 1, kind: "message", notificationId: 2 }, "2-notify-1"));
+
+    await finished("notify", "1-notify-1");
+    await finished("notify", "2-notify-1");
+    expect(seen).toEqual(["true:stop please", "true:stop please"]);
+  });
+
   it("retries a transient error with backoff until the job completes", async () => {
     let calls = 0;
     h.startWorker("notify", async () => {

@@ -24,9 +24,9 @@ export const reconcilerConfig = {
 export const startupConfig = {
   startup: {
     timeoutMs: envDurationMs("STARTUP_TIMEOUT_MS", {
-      default: 15_000,
+      default: 0,
       description:
-        "How long start-up waits for Redis and Postgres to answer before it stops, naming the one that did not",
+        "Start-up waits this long for Redis and Postgres (backoff, a line per attempt), then stops; 0: no limit",
     }),
   },
 };
@@ -37,8 +37,8 @@ export function hostConfigSchema(services: readonly AnyServiceDefinition[]) {
   for (const service of services) {
     concurrency[service.name] = envInt(`${service.name.toUpperCase()}_CONCURRENCY`, {
       default: service.defaultConcurrency,
-      min: 1,
-      description: `Parallel ${service.name} jobs per process`,
+      min: 0,
+      description: `Parallel ${service.name} jobs per process; 0 takes no jobs here (e.g. an HTTP-only replica)`,
     });
   }
   return { ...baseConfigSchema, ...reconcilerConfig, ...startupConfig, concurrency };

@@ -16,8 +16,13 @@ import {
   type JobHandlerMap,
   type Logger,
   type ReadinessCheck,
+  type WorkerHandle,
+  workerCheck,
+  checkRedisSettings,
   collectConfigProblems,
   ConfigError,
+  queueConfig,
+  redisConfig,
 } from "@ratatoskr/runtime";
 import type { FastifyInstance } from "fastify";
 import { fullConfigSchema, hostConfigSchema, type HostConfig } from "./host-config.ts";
@@ -54,6 +59,10 @@ export async function startHost(opts: StartHostOptions): Promise<RunningHost> {
   const problems = collectConfigProblems([
     () => loadConfig(fullConfigSchema(opts.services), env),
     ...opts.services.map((service) => () => service.checkConfig?.(env)),
+    () => {
+      const { redis, queue } = loadConfig({ ...redisConfig, ...queueConfig }, env);
+      checkRedisSettings(redis, queue.prefix);
+    },
   ]);
   if (problems.length > 0) throw new ConfigError(problems);
   const config = loadConfig(hostConfigSchema(opts.services), env);
@@ -79,11 +88,11 @@ async function assemble(
   logger: Logger,
   shutdown: ShutdownRegistry,
 ): Promise<RunningHost> {
-  const producer = createRedisConnection(config.redis.url, "producer", {
+  const producer = createRedisConnection(config.redis, "producer", {
     logger,
     connectionName: `${opts.name}:producer`,
   });
-  const workerRedis = createRedisConnection(config.redis.url, "worker", {
+  const workerRedis = createRedisConnection(config.redis, "worker", {
     logger,
     connectionName: `${opts.name}:worker`,
   });
@@ -92,7 +101,8 @@ async function assemble(
   });
   // Producers do not queue commands while disconnected, so wait for the first connection here
   // rather than report "not ready" (or fail enqueues) in the first moments after start.
-  await waitForRedis(producer, config.redis.url, config.startup.timeoutMs);
+  const startupWait = { timeoutMs: config.startup.timeoutMs, logger: logger.child({ component: "startup" }) };
+  await waitForRedis(producer, config.redis, startupWait);
   const queues = createQueues({ connection: producer, prefix: config.queue.prefix, logger });
   shutdown.register("queues", "queues", () => queues.close());
   const db = createDatabase({
@@ -100,7 +110,7 @@ async function assemble(
     ...(config.database.schema ? { schema: config.database.schema } : {}),
   });
   shutdown.register("database", "prisma", () => db.close());
-  const databaseCheck = await checkDatabase(db, config.database.url, config.startup.timeoutMs);
+  const databaseCheck = await checkDatabase(db, config.database.url, startupWait);
 
   const repos = createRepositories(db.prisma);
   const dispatcher = createFollowUpDispatcher({
@@ -134,9 +144,11 @@ async function assemble(
     instances.push([service, (await service.create(context)) as ServiceInstance<QueueName>]);
   }
 
+  let workers: WorkerHandle[] = [];
   const checks: Record<string, ReadinessCheck> = {
     redis: redisCheck(producer),
     postgres: databaseCheck,
+    workers: workerCheck(workerRedis, () => workers.map((handle) => handle.worker)),
   };
   for (const [, instance] of instances) Object.assign(checks, instance.checks);
   const http = createServiceHttpServer({
@@ -150,18 +162,22 @@ async function assemble(
   for (const [, instance] of instances) await instance.routes?.(http);
   shutdown.register("telemetry", "http", () => http.close());
 
-  const consumed = instances.flatMap(([service]) => service.queues);
+  const consumed: QueueName[] = [];
   const handlers: Partial<Record<QueueName, JobHandler<QueueName>>> = {};
   const concurrency: Partial<Record<QueueName, number>> = {};
   for (const [service, instance] of instances) {
+    const parallel =
+      (config.concurrency as Record<string, number>)[service.name] ?? service.defaultConcurrency;
+    // `<NAME>_CONCURRENCY=0`: this process serves the service's routes but takes none of its jobs.
+    if (parallel === 0) continue;
     for (const queue of service.queues) {
+      consumed.push(queue);
       handlers[queue] = instance.handlers[queue] as JobHandler<QueueName>;
-      concurrency[queue] =
-        (config.concurrency as Record<string, number>)[service.name] ?? service.defaultConcurrency;
+      concurrency[queue] = parallel;
     }
   }
   metrics.observeQueueDepth(consumed.map((q) => queues.queues[q]));
-  const workers = runWorkers({
+  workers = runWorkers({
     queues: consumed,
     handlers: handlers as JobHandlerMap<QueueName>,
     concurrency,

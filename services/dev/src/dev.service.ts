@@ -1,6 +1,7 @@
-import { QUEUE } from "@ratatoskr/contracts";
+import { QUEUE, type TaskEvent } from "@ratatoskr/contracts";
+import type { ApplyTransitionOptions } from "@ratatoskr/db";
 import { join } from "node:path";
-import { agentOpencodeClient, createTaskGit } from "@ratatoskr/pipeline";
+import { agentOpencodeClient, createTaskGit, runningStep, startStepSweeper } from "@ratatoskr/pipeline";
 import { defineService } from "@ratatoskr/service-host";
 import { DEV_CONFIG_SCHEMA, loadDevConfig } from "./config/dev.config.ts";
 import { createDevRoundHandler } from "./handlers/dev-round.handler.ts";
@@ -41,7 +42,19 @@ export const devService = defineService({
       redis: ctx.redis,
       prefix: ctx.config.queue.prefix,
     });
+    let stopSweeper: (() => Promise<void>) | undefined;
+    const transition = (taskId: number, event: TaskEvent, options?: ApplyTransitionOptions) => ctx.transition(taskId, event, options);
     return {
+      // Postgres is the truth: tasks waiting on a dev job Redis lost or that gave up are put right.
+      async start() {
+        stopSweeper = startStepSweeper(
+          { dispatcher: ctx.dispatcher, logger, intervalMs: config.sweep.intervalMs, graceMs: config.sweep.graceMs, name: "dev-sweeper" },
+          [runningStep({ prisma: ctx.db.prisma, queues: ctx.queues, transition }, QUEUE.dev)],
+        );
+      },
+      async stop() {
+        await stopSweeper?.();
+      },
       handlers: { [QUEUE.dev]: bySource(ctx.repos.tasks, { telegram: handler, gitea }) },
       checks: {
         opencode: async () => {

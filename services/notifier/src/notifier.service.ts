@@ -1,4 +1,5 @@
 import { QUEUE } from "@ratatoskr/contracts";
+import { Counter } from "prom-client";
 import type { Logger } from "@ratatoskr/runtime";
 import { defineService, type ServiceContext } from "@ratatoskr/service-host";
 import { logChannel } from "./channels/log.channel.ts";
@@ -14,10 +15,10 @@ import { startStaleSendingSweeper } from "./maintenance/stale-sending.sweeper.ts
 import { startUnqueuedPendingSweeper } from "./maintenance/unqueued-pending.sweeper.ts";
 
 /**
- * Frees a chat whose sender died. Renewed before every message, so it covers one: a pacing wait
- * plus the Bot API calls of its parts (each bounded by the channel's call timeout).
+ * Frees a chat whose sender died within seconds. The holder renews it every third of this in the
+ * background, Bot API calls in flight included.
  */
-const CHAT_LEASE_TTL_MS = 45_000;
+const CHAT_LEASE_TTL_MS = 4_000;
 
 export interface NotifierServiceOptions {
   /**
@@ -28,8 +29,8 @@ export interface NotifierServiceOptions {
 }
 
 function defaultChannel(config: NotifierConfig, logger: Logger): MessageChannel {
-  const { token, apiRoot } = config.telegram;
-  if (token) return telegramChannel({ token, apiRoot });
+  const { token, apiRoot, sendTimeoutMs } = config.telegram;
+  if (token) return telegramChannel({ token, apiRoot, callTimeoutMs: sendTimeoutMs });
   logger.warn("TELEGRAM_BOT_TOKEN not set: the notifier writes messages to its log instead of Telegram");
   return logChannel(logger);
 }
@@ -50,7 +51,16 @@ export function createNotifierService(options: NotifierServiceOptions = {}) {
       const logger = ctx.logger.child({ component: "notifier" });
       const prefix = ctx.config.queue.prefix;
       const gitea = giteaStatusWiring(ctx, logger);
+      const doubtful = new Counter({
+        name: "ratatoskr_notifications_in_doubt_total",
+        help:
+          "Sends that may or may not have reached the chat (answer lost, sender died), by what became of them: " +
+          "resent (must-deliver, sent once more marked) or uncertain (not resent)",
+        labelNames: ["settled", "cause"],
+        registers: [ctx.metrics.registry],
+      });
       const handler = createNotifyHandler({
+        onDoubt: (settled, cause) => doubtful.inc({ settled: settled === "resend" ? "resent" : "uncertain", cause }),
         notifications: ctx.repos.notifications,
         tasks: ctx.repos.tasks,
         channel: options.channel?.(ctx, config) ?? defaultChannel(config, logger),
@@ -73,6 +83,7 @@ export function createNotifierService(options: NotifierServiceOptions = {}) {
               logger,
               olderThanMs: afterMs,
               intervalMs: sweepIntervalMs,
+              onSettled: (count) => doubtful.inc({ settled: "uncertain", cause: "sender-died" }, count),
             }),
             startUnqueuedPendingSweeper({
               notifications,

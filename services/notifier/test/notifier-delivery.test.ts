@@ -142,7 +142,7 @@ describe("notifier: at most once", () => {
     ]);
   });
 
-  it("never sends a message another notifier left mid-send", async () => {
+  it("never resends a notice another notifier left mid-send: it is recorded uncertain", async () => {
     const chatId = 3_004;
     h.fake.addChat(chatId);
     const notification = await h.message(chatId, "bot.help", {});
@@ -152,8 +152,9 @@ describe("notifier: at most once", () => {
 
     expect(job.returnvalue).toMatchObject({
       status: "skipped",
-      reason: expect.stringContaining("already sending"),
+      reason: expect.stringContaining("uncertain"),
     });
+    expect(await h.notification(notification.id)).toMatchObject({ status: "uncertain" });
     expect(h.sendRequests(chatId)).toHaveLength(0);
   });
 

@@ -75,7 +75,7 @@ describe("notifier: recovery", () => {
     });
   });
 
-  it("never resends a message whose notifier was shut down mid-send; it is marked failed later", async () => {
+  it("never resends a notice whose notifier stopped mid-send: the next replica records it uncertain within seconds", async () => {
     let sendStarted: () => void = () => undefined;
     const started = new Promise<void>((resolve) => (sendStarted = resolve));
     // Telegram never answers this replica, so its send is in flight when it stops.
@@ -92,27 +92,61 @@ describe("notifier: recovery", () => {
     const chatId = 4_002;
     first.fake.addChat(chatId);
     const notification = await first.message(chatId, "bot.help", {});
+    const later = await first.message(chatId, "bot.unknown-command", { command: "/later" });
     const jobId = await first.enqueue(notification.id);
     await started;
 
-    const second = await start({
-      joining: first,
-      env: { NOTIFIER_STALE_SENDING_MS: "1000", NOTIFIER_STALE_SWEEP_INTERVAL_MS: "100" },
-    });
+    const second = await start({ joining: first });
     await first.host.shutdown("simulated crash");
+    const stoppedAt = Date.now();
+    await second.enqueue(later.id);
     const job = await second.finished(jobId);
 
     expect(job.returnvalue).toMatchObject({
       status: "skipped",
-      reason: expect.stringContaining("already sending"),
+      reason: expect.stringContaining("uncertain"),
     });
-    await vi.waitFor(async () => {
-      expect(await second.notification(notification.id)).toMatchObject({
-        status: "failed",
-        error: expect.stringContaining("delivery unknown"),
-      });
-    }, WAIT);
-    expect(second.sendRequests(chatId)).toHaveLength(0);
+    expect(await second.notification(notification.id)).toMatchObject({
+      status: "uncertain",
+      error: expect.stringContaining("delivery unknown"),
+    });
+    await vi.waitFor(async () => expect((await second.notification(later.id)).status).toBe("sent"), WAIT);
+    // The chat was blocked for about one lease, not 45 s.
+    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+    expect(second.sendRequests(chatId).map((r) => String(r.params.text))).toEqual([
+      expect.stringContaining("/later"),
+    ]);
+  });
+
+  it("sends a question once more, marked (resent), when its notifier stopped mid-send", async () => {
+    let sendStarted: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (sendStarted = resolve));
+    const stuck: MessageChannel = {
+      send: () => {
+        sendStarted();
+        return new Promise<number[]>(() => undefined);
+      },
+    };
+    const first = await start({
+      service: createNotifierService({ channel: () => stuck }),
+      env: { SHUTDOWN_TIMEOUT_MS: "200" },
+    });
+    const chatId = 4_005;
+    first.fake.addChat(chatId);
+    const asked = await first.message(chatId, "task.questions", { taskId: 3, questions: ["Which branch?"] });
+    const jobId = await first.enqueue(asked.id);
+    await started;
+
+    const second = await start({ joining: first });
+    await first.host.shutdown("simulated crash");
+    const job = await second.finished(jobId);
+
+    expect(job.returnvalue).toMatchObject({ status: "sent" });
+    const sent = second.fake.sent(chatId);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.plainText.startsWith("(resent)\n")).toBe(true);
+    expect(sent[0]!.plainText).toContain("Which branch?");
+    expect(await second.notification(asked.id)).toMatchObject({ status: "sent", uncertainAt: expect.any(Date) });
   });
 
   it("starts without a bot token and writes messages to its log instead", async () => {

@@ -120,10 +120,12 @@ describe("splitMessage", () => {
       ['<a href="https://e.test/?a=1&amp;b=2">', "</a>"],
       ["<tg-spoiler>", "</tg-spoiler>"],
       ["<blockquote>", "</blockquote>"],
-      ['<pre><code class="language-ts">', "</code></pre>"],
     ];
+    // A pre block holds plain text only (Bot API: pre and code contain no other entities); a pre
+    // inside a pre would merge with it the way Telegram's parser merges <pre><code>.
+    const preBlock = text.map((inner) => `<pre><code class="language-ts">${inner}</code></pre>`);
     const { node } = fc.letrec<{ node: string; tagged: string; sequence: string }>((tie) => ({
-      node: fc.oneof({ maxDepth: 4, depthIdentifier: "html" }, text, tie("tagged"), tie("sequence")),
+      node: fc.oneof({ maxDepth: 4, depthIdentifier: "html" }, text, preBlock, tie("tagged"), tie("sequence")),
       tagged: fc
         .tuple(fc.constantFrom(...TAGS), tie("node"))
         .map(([[open, close], inner]) => open + inner + close),

@@ -65,7 +65,7 @@ describe("classifyTelegramError", () => {
     expect(classifyTelegramError(raw)).toEqual({ kind: "retry-after", retryAfterMs: 2_000 });
   });
 
-  it("treats network failures from fetch and node-fetch as transient", async () => {
+  it("retries a refused connection (nothing was sent) but holds a reset or a timeout in doubt", async () => {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
@@ -84,9 +84,26 @@ describe("classifyTelegramError", () => {
       },
     );
     expect(classifyTelegramError(nodeFetch)).toMatchObject({
-      kind: "transient",
+      kind: "in-doubt",
       description: expect.stringContaining("ECONNRESET"),
     });
+    const nodeFetchRefused = Object.assign(new Error("request failed, reason: connect ECONNREFUSED"), {
+      name: "FetchError",
+      code: "ECONNREFUSED",
+      type: "system",
+    });
+    expect(classifyTelegramError(nodeFetchRefused)).toMatchObject({ kind: "transient" });
+    const undiciClosed = new TypeError("fetch failed", {
+      cause: Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" }),
+    });
+    expect(classifyTelegramError(undiciClosed)).toMatchObject({ kind: "in-doubt" });
+    const undiciConnectTimeout = new TypeError("fetch failed", {
+      cause: Object.assign(new Error("Connect Timeout Error"), { code: "UND_ERR_CONNECT_TIMEOUT" }),
+    });
+    expect(classifyTelegramError(undiciConnectTimeout)).toMatchObject({ kind: "transient" });
+    const aborted = new DOMException("The operation was aborted due to timeout", "TimeoutError");
+    expect(classifyTelegramError(aborted)).toMatchObject({ kind: "in-doubt" });
+    expect(classifyTelegramError(new Error("something unforeseen"))).toMatchObject({ kind: "in-doubt" });
   });
 });
 

@@ -1,8 +1,9 @@
 import { QUEUE } from "@ratatoskr/contracts";
-import { agentOpencodeClient } from "@ratatoskr/pipeline";
+import { agentOpencodeClient, startStepSweeper } from "@ratatoskr/pipeline";
 import { defineService } from "@ratatoskr/service-host";
 import { loadPostmortemConfig, POSTMORTEM_CONFIG_SCHEMA } from "./config/postmortem.config.ts";
 import { createExplainFailureHandler } from "./handlers/explain-failure.handler.ts";
+import { postmortemStep } from "./maintenance/postmortem-step.ts";
 
 /** Explains failed and timed-out tasks from their traces (P6). */
 export const postmortemService = defineService({
@@ -25,8 +26,20 @@ export const postmortemService = defineService({
       idleTimeoutMs: config.postmortem.idleTimeoutMs,
       hardTimeoutMs: config.postmortem.hardTimeoutMs,
     });
+    let stopSweeper: (() => Promise<void>) | undefined;
+    const step = postmortemStep({ prisma: ctx.db.prisma, repos: ctx.repos, queues: ctx.queues, enqueue: (request) => ctx.queues.enqueue(request) });
     return {
       handlers: { [QUEUE.postmortem]: handler },
+      // Postgres is the truth: a postmortem Redis lost is queued again, one that gave up says so.
+      async start() {
+        stopSweeper = startStepSweeper(
+          { dispatcher: ctx.dispatcher, logger, intervalMs: config.sweep.intervalMs, graceMs: config.sweep.graceMs, name: "postmortem-sweeper" },
+          [step],
+        );
+      },
+      async stop() {
+        await stopSweeper?.();
+      },
       checks: {
         opencode: async () => {
           await opencode.checkServer();

@@ -1,6 +1,7 @@
 import { join } from "node:path";
-import { QUEUE } from "@ratatoskr/contracts";
-import { agentOpencodeClient, createTaskGit } from "@ratatoskr/pipeline";
+import { QUEUE, type TaskEvent } from "@ratatoskr/contracts";
+import type { ApplyTransitionOptions } from "@ratatoskr/db";
+import { agentOpencodeClient, createTaskGit, runningStep, startStepSweeper } from "@ratatoskr/pipeline";
 import { defineService } from "@ratatoskr/service-host";
 import { loadReviewerConfig, REVIEWER_CONFIG_SCHEMA } from "./config/reviewer.config.ts";
 import { bySource } from "@ratatoskr/gitea";
@@ -43,7 +44,19 @@ export const reviewerService = defineService({
       redis: ctx.redis,
       prefix: ctx.config.queue.prefix,
     });
+    let stopSweeper: (() => Promise<void>) | undefined;
+    const transition = (taskId: number, event: TaskEvent, options?: ApplyTransitionOptions) => ctx.transition(taskId, event, options);
     return {
+      // Postgres is the truth: tasks waiting on a review job Redis lost or that gave up are put right.
+      async start() {
+        stopSweeper = startStepSweeper(
+          { dispatcher: ctx.dispatcher, logger, intervalMs: config.sweep.intervalMs, graceMs: config.sweep.graceMs, name: "review-sweeper" },
+          [runningStep({ prisma: ctx.db.prisma, queues: ctx.queues, transition }, QUEUE.review)],
+        );
+      },
+      async stop() {
+        await stopSweeper?.();
+      },
       handlers: { [QUEUE.review]: bySource(ctx.repos.tasks, { telegram: handler, gitea }) },
       checks: {
         opencode: async () => {

@@ -1,7 +1,10 @@
 import type { Notification, Prisma } from "../../generated/client.ts";
 import type { DbClient } from "../database.ts";
 
-export type NotificationStatus = "pending" | "sending" | "sent" | "failed" | "dropped";
+export type NotificationStatus = "pending" | "sending" | "sent" | "failed" | "dropped" | "uncertain";
+
+/** What became of a send that may or may not have reached the chat. */
+export type UncertainOutcome = "resend" | "uncertain";
 
 export interface NewNotification {
   taskId?: number | null;
@@ -13,8 +16,9 @@ export interface NewNotification {
 }
 
 /**
- * Outgoing messages. A message is claimed (pending → sending) before it is sent and never
- * claimed again, so it goes out at most once even if the notifier dies mid-send.
+ * Outgoing messages. A message is claimed (pending → sending) before its request goes out: that
+ * row is the send record. A `sending` row whose sender is gone, or a send that ended in a timeout
+ * or reset, may have reached the chat; it is never blindly resent (see `markUncertain`).
  */
 export class NotificationRepository {
   constructor(private readonly db: DbClient) {}
@@ -79,15 +83,47 @@ export class NotificationRepository {
   }
 
   /**
-   * A Telegram chat's messages still waiting, oldest first, up to and including `upToId`. The
-   * notifier sends a chat's messages in this order, so a later one never overtakes an earlier one.
+   * A Telegram chat's unsettled messages (pending, or `sending` from a sender that may have died)
+   * with ids above `afterId`, oldest first. The notifier sends a chat's messages in this order,
+   * so a later one never overtakes an earlier one.
    */
-  listPendingForChat(chatId: number | bigint, upToId: number, limit = 50): Promise<Notification[]> {
+  listUnsettledForChat(chatId: number | bigint, afterId: number, limit = 50): Promise<Notification[]> {
     return this.db.notification.findMany({
-      where: { channel: "telegram", chatId, status: "pending", id: { lte: upToId } },
+      where: { channel: "telegram", chatId, status: { in: ["pending", "sending"] }, id: { gt: afterId } },
       orderBy: { id: "asc" },
       take: limit,
     });
+  }
+
+  /**
+   * A `sending` message may have reached the chat (timeout, reset after the request went out, a
+   * sender that died mid-send). With `resendOnce` and no earlier doubt it goes back to pending,
+   * marked so it is sent once more as "(resent)"; otherwise it settles as `uncertain`, never
+   * resent. `sentMessageIds`: the parts of a long text that certainly went out (a resend resumes
+   * after them). Null when it was not `sending` (someone else settled it).
+   */
+  async markUncertain(
+    id: number,
+    error: string,
+    resendOnce: boolean,
+    sentMessageIds?: readonly (number | bigint)[],
+  ): Promise<UncertainOutcome | null> {
+    const now = new Date();
+    const parts = sentMessageIds ? { sentMessageIds: sentMessageIds.map(BigInt) } : {};
+    if (resendOnce) {
+      const { count } = await this.db.notification.updateMany({
+        where: { id, status: "sending", uncertainAt: null },
+        data: { status: "pending", uncertainAt: now, error, ...parts },
+      });
+      if (count === 1) return "resend";
+    }
+    const { count } = await this.db.notification.updateMany({
+      where: { id, status: "sending" },
+      data: { status: "uncertain", error, ...parts },
+    });
+    if (count === 0) return null;
+    await this.db.notification.updateMany({ where: { id, uncertainAt: null }, data: { uncertainAt: now } });
+    return "uncertain";
   }
 
   /** Permanent failure: never retried. */
@@ -101,12 +137,16 @@ export class NotificationRepository {
   }
 
   /**
-   * Ids of messages still `pending` well after they were stored: their notify job was never
-   * queued (Redis was away when the producer tried), so the notifier queues them itself.
+   * Ids of messages still unsettled (pending, or left `sending`) well after they were stored:
+   * their notify job was never queued or was lost with Redis, so the notifier queues them itself.
    */
   async listStalePending(olderThanMs: number, limit = 100): Promise<number[]> {
     const rows = await this.db.notification.findMany({
-      where: { status: "pending", channel: "telegram", createdAt: { lt: new Date(Date.now() - olderThanMs) } },
+      where: {
+        status: { in: ["pending", "sending"] },
+        channel: "telegram",
+        createdAt: { lt: new Date(Date.now() - olderThanMs) },
+      },
       orderBy: { id: "asc" },
       take: limit,
       select: { id: true },
@@ -115,13 +155,14 @@ export class NotificationRepository {
   }
 
   /**
-   * Messages left in `sending` by a notifier that stopped: whether they went out is unknown,
-   * and resending could duplicate them, so they become `failed` for a person to look at.
+   * Last resort for messages left in `sending` long ago that no drain settled (a chat's drain
+   * settles them first): whether they went out is unknown, and resending could duplicate them,
+   * so they become `uncertain`.
    */
-  async failStaleSending(olderThanMs: number): Promise<number> {
+  async settleStaleSending(olderThanMs: number): Promise<number> {
     const { count } = await this.db.notification.updateMany({
       where: { status: "sending", claimedAt: { lt: new Date(Date.now() - olderThanMs) } },
-      data: { status: "failed", error: "notifier stopped mid-send; delivery unknown" },
+      data: { status: "uncertain", uncertainAt: new Date(), error: "notifier stopped mid-send; delivery unknown" },
     });
     return count;
   }

@@ -33,10 +33,20 @@ export const prismaLikeTypes = {
   },
 } as pg.CustomTypesConfig;
 
+const camelNames = new Map<string, string>();
+
+function camelName(key: string): string {
+  let name = camelNames.get(key);
+  if (name === undefined) {
+    name = key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+    camelNames.set(key, name);
+  }
+  return name;
+}
+
 /** snake_case row keys to the camelCase fields of Prisma's models (their @map is exactly that). */
 export function camelRow<T>(row: Record<string, unknown>): T {
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(row))
-    out[key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] = row[key];
+  for (const key in row) out[camelName(key)] = row[key];
   return out as T;
 }

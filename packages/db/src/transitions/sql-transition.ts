@@ -4,7 +4,7 @@ import type { Task } from "../../generated/client.ts";
 import { camelRow, prismaLikeTypes } from "../sql/sql-pool.ts";
 import { planTransition } from "./transition-plan.ts";
 import { TaskNotFoundError, type AppliedTransition, type TaskPatch } from "./transition-types.ts";
-import { toFollowUp, writeQuery, type FollowUpJson } from "./transition-write.ts";
+import { toFollowUp, writeQuery, writtenTask, type FollowUpJson } from "./transition-write.ts";
 
 const READ = "SELECT * FROM tasks WHERE id = $1";
 const LOCK = "SELECT * FROM tasks WHERE id = $1 FOR UPDATE";
@@ -40,10 +40,9 @@ async function write(
   // Throws IllegalTransitionError before anything is written.
   const plan = planTransition(row, event, now);
   const written = await db.query(writeQuery(row, event, plan, patch, now));
-  const first = written.rows[0] as Record<string, unknown> | undefined;
+  const first = written.rows[0] as { follow_ups_json: FollowUpJson[] } | undefined;
   if (!first) return undefined;
-  const { follow_ups_json: followUps, ...task } = first;
-  return { task: camelRow<Task>(task), followUps: (followUps as FollowUpJson[]).map(toFollowUp) };
+  return { task: writtenTask(row, plan, patch, now), followUps: first.follow_ups_json.map(toFollowUp) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { ConfigOf } from "./config-loader.ts";
-import { envDurationMs, envEnum, envInt, envString, envUrl } from "./env-var.ts";
+import { envDurationMs, envEnum, envInt, envList, envString, envUrl } from "./env-var.ts";
 
 /**
  * Pieces every service composes into its own schema, e.g.
@@ -10,7 +10,27 @@ export const redisConfig = {
     url: envUrl("REDIS_URL", {
       protocols: ["redis", "rediss"],
       secret: true,
-      description: "Redis holding BullMQ queues, locks and heartbeats",
+      description:
+        "Redis holding BullMQ queues, locks and heartbeats; with REDIS_CLUSTER_NODES or REDIS_SENTINELS it gives the user, password and TLS (rediss://)",
+    }),
+    clusterNodes: envList("REDIS_CLUSTER_NODES", {
+      optional: true,
+      description:
+        "Redis Cluster seed nodes as host:port,… (REDIS_URL's host is one more); set it to run on a Redis Cluster, which needs a hash-tagged QUEUE_PREFIX such as {ratatoskr}",
+    }),
+    sentinels: envList("REDIS_SENTINELS", {
+      optional: true,
+      description:
+        "Redis Sentinel addresses as host:port,…; set it to find the master through Sentinel (REDIS_URL's host is then not used, its password and database are the master's)",
+    }),
+    sentinelName: envString("REDIS_SENTINEL_NAME", {
+      default: "mymaster",
+      description: "Name of the master the sentinels watch (with REDIS_SENTINELS)",
+    }),
+    sentinelPassword: envString("REDIS_SENTINEL_PASSWORD", {
+      optional: true,
+      secret: true,
+      description: "Password of the sentinels themselves, if they require one (with REDIS_SENTINELS)",
     }),
   },
 };
@@ -19,8 +39,9 @@ export const queueConfig = {
   queue: {
     prefix: envString("QUEUE_PREFIX", {
       default: "ratatoskr",
-      pattern: /^[A-Za-z0-9_-]+$/,
-      description: "BullMQ key prefix; every service sharing the queues must use the same one",
+      pattern: /^(?:[A-Za-z0-9_-]+|\{[A-Za-z0-9_-]+\})$/,
+      description:
+        "BullMQ key prefix; every service sharing the queues must use the same one; hash-tagged ({ratatoskr}) on a Redis Cluster",
     }),
   },
 };

@@ -106,7 +106,9 @@ function uniqueVariables(variables: ConfigVariable[]): ConfigVariable[] {
     const seen = byName.get(v.name);
     if (!seen) byName.set(v.name, v);
     else if (seen.defaultValue !== v.defaultValue || seen.secret !== v.secret) {
-      throw new Error(`${v.name} is declared twice with different defaults or secrecy (${seen.path}, ${v.path})`);
+      throw new Error(
+        `${v.name} is declared twice with different defaults or secrecy (${seen.path}, ${v.path})`,
+      );
     }
   }
   return [...byName.values()];

@@ -35,13 +35,3 @@ export function uniqueProblems(problems: readonly ConfigProblem[]): ConfigProble
     return true;
   });
 }
-
-/** `host:port` of a Redis URL, without credentials. */
-export function describeRedis(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.hostname}:${parsed.port || "6379"}`;
-  } catch {
-    return "REDIS_URL";
-  }
-}

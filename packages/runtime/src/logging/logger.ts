@@ -36,10 +36,13 @@ const MAX_DEPTH = 4;
  * cost a pass per path per line. Copies only the branches that hold a secret; the caller's
  * objects are never changed.
  */
-export function createKeyRedactor(extraKeys: readonly string[] = []): (value: Record<string, unknown>) => Record<string, unknown> {
+export function createKeyRedactor(
+  extraKeys: readonly string[] = [],
+): (value: Record<string, unknown>) => Record<string, unknown> {
   const secret = new Set([...SECRET_KEYS, ...extraKeys, ...HEADER_SECRETS].map((k) => k.toLowerCase()));
   function walk(value: unknown, depth: number): unknown {
-    if (value === null || typeof value !== "object" || depth > MAX_DEPTH || value instanceof Error) return value;
+    if (value === null || typeof value !== "object" || depth > MAX_DEPTH || value instanceof Error)
+      return value;
     if (Array.isArray(value)) {
       let copy: unknown[] | undefined;
       value.forEach((item, i) => {

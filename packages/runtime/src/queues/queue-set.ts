@@ -9,6 +9,7 @@ import {
   type JobRequest,
   type QueueName,
 } from "@ratatoskr/contracts";
+import { createOutageLog } from "../logging/outage-log.ts";
 import { scrubError, scrubSecrets } from "../logging/secret-scrubber.ts";
 import { withTimeout } from "../util/with-timeout.ts";
 import { defaultJobOptions, type JobOptionsOverrides } from "./job-options.ts";
@@ -59,8 +60,11 @@ export function createQueues(opts: CreateQueuesOptions): QueueSet {
       prefix: opts.prefix,
       defaultJobOptions: defaultJobOptions(name, opts),
     });
-    // Without a listener BullMQ falls back to console.error for connection errors.
-    queue.on("error", (err) => log.warn({ err: scrubError(err), queue: name }, "queue error"));
+    // Without a listener BullMQ falls back to console.error for connection errors; an outage is
+    // told once (and reminded), not once per failed call.
+    const outage = createOutageLog({ logger: log.child({ queue: name }), what: `${name} queue's redis`, describe: scrubError });
+    queue.on("error", (err) => outage.failed(err));
+    opts.connection.on("ready", () => outage.recovered());
     return [name, queue] as const;
   });
   const queues = Object.freeze(Object.fromEntries(entries)) as unknown as QueueMap;

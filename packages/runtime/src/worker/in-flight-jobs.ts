@@ -34,13 +34,26 @@ export class InFlightJobs {
     return this.entries.size;
   }
 
-  /** `cancelled` (BullMQ's cancel signal) aborts the job's signal too, without AbortSignal.any per job. */
+  /**
+   * `cancelled` (BullMQ's cancel signal) aborts the job's signal too. The signal, and the listener
+   * on `cancelled`, are made only when the handler reads it: most jobs never do, and an
+   * AbortSignal plus an event listener per job cost more than the rest of the wrapper.
+   */
   start(job: Job, token: string | undefined, cancelled?: AbortSignal): InFlightJob {
-    const controller = new AbortController();
-    if (cancelled) {
-      if (cancelled.aborted) controller.abort(cancelled.reason);
-      else cancelled.addEventListener("abort", () => controller.abort(cancelled.reason), { once: true });
-    }
+    let controller: AbortController | undefined;
+    let handBackReason: HandBackError | undefined;
+    const signal = (): AbortSignal => {
+      if (!controller) {
+        controller = new AbortController();
+        if (handBackReason) controller.abort(handBackReason);
+        else if (cancelled?.aborted) controller.abort(cancelled.reason);
+        else if (cancelled) {
+          const own = controller;
+          cancelled.addEventListener("abort", () => own.abort(cancelled.reason), { once: true });
+        }
+      }
+      return controller.signal;
+    };
     let rejectHandedBack: (err: Error) => void = () => {};
     const handedBack = new Promise<never>((_, reject) => {
       rejectHandedBack = reject;
@@ -48,7 +61,9 @@ export class InFlightJobs {
     let handBackDone: Promise<void> | undefined;
     const log = this.logger;
     const entry: Entry = {
-      signal: controller.signal,
+      get signal() {
+        return signal();
+      },
       handedBack,
       get isHandedBack() {
         return handBackDone !== undefined;
@@ -58,7 +73,8 @@ export class InFlightJobs {
       },
       handBack(reason) {
         handBackDone ??= (async () => {
-          controller.abort(new HandBackError(reason));
+          handBackReason = new HandBackError(reason);
+          controller?.abort(handBackReason);
           try {
             await job.moveToWait(token);
           } catch (err) {

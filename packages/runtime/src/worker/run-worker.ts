@@ -3,6 +3,7 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { parseJobData, type JobData, type QueueName } from "@ratatoskr/contracts";
 import { jobLogger } from "../logging/logger.ts";
+import { createOutageLog } from "../logging/outage-log.ts";
 import { scrubError } from "../logging/secret-scrubber.ts";
 import type { JobOutcome, ServiceMetrics } from "../metrics/service-metrics.ts";
 import { settlesWithin } from "../util/with-timeout.ts";
@@ -125,7 +126,9 @@ export function runWorker<Q extends QueueName>(opts: RunWorkerOptions<Q>): Worke
         get logger() {
           return jobLog();
         },
-        signal: running.signal,
+        get signal() {
+          return running.signal;
+        },
       };
       const result = await Promise.race([handler(data, context), running.handedBack]);
       const outcome = isSkipped(result) ? "skipped" : "completed";
@@ -168,7 +171,10 @@ export function runWorker<Q extends QueueName>(opts: RunWorkerOptions<Q>): Worke
     stalledInterval: opts.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
   });
   // Without these, BullMQ reports lost connections and lock renewals unstructured on stderr.
-  worker.on("error", (err) => log.error({ err: scrubError(err) }, "worker error"));
+  // While Redis is away every blocked call fails again and again: told once, reminded, then "back".
+  const outage = createOutageLog({ logger: log, what: `${queue} worker's redis`, describe: scrubError });
+  worker.on("error", (err) => outage.failed(err));
+  opts.connection.on("ready", () => outage.recovered());
   worker.on("failed", (job, err) => {
     if (!reported.has(err))
       log.error({ err: scrubError(err), jobId: job?.id }, "job failed outside its handler");

@@ -24,3 +24,26 @@ export class FailureInjector {
     return this.queued.get(method.toLowerCase())?.shift();
   }
 }
+
+/**
+ * What happens to the answer of a call that did run (the message was delivered): it arrives late,
+ * or the connection is reset instead — the two ways a real send can reach the chat while the bot
+ * never learns it did.
+ */
+export type AnswerFault = { kind: "delay"; ms: number } | { kind: "reset" };
+
+/** Queues of answer faults per method (case-insensitive). */
+export class AnswerFaults {
+  private readonly queued = new Map<string, AnswerFault[]>();
+
+  add(method: string, fault: AnswerFault, times: number): void {
+    const key = method.toLowerCase();
+    const queue = this.queued.get(key) ?? [];
+    for (let i = 0; i < times; i++) queue.push(fault);
+    this.queued.set(key, queue);
+  }
+
+  take(method: string): AnswerFault | undefined {
+    return this.queued.get(method.toLowerCase())?.shift();
+  }
+}

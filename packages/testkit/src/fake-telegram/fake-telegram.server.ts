@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { buildBotApiApp } from "./bot-api.app.ts";
 import { API_ERRORS, BotApiError } from "./bot-api.error.ts";
@@ -11,7 +12,7 @@ import {
 } from "./bot-api.types.ts";
 import { BOT_METHODS } from "./bot.methods.ts";
 import { ChatStore, type ChatBlock, type StoredMessage } from "./chat.store.ts";
-import { FailureInjector, type InjectedFailure } from "./failure.injector.ts";
+import { AnswerFaults, FailureInjector, type InjectedFailure } from "./failure.injector.ts";
 import { MESSAGE_METHODS, toApiMessage } from "./message.methods.ts";
 import type { CallbackAnswer, CallbackQueryState, MethodContext, MethodHandler } from "./method.context.ts";
 import { mergeParams, type Params } from "./request-params.ts";
@@ -56,6 +57,7 @@ export class FakeTelegram {
   private readonly sentLog = new SentLog();
   private readonly updates = new UpdateQueue();
   private readonly failures = new FailureInjector();
+  private readonly answerFaults = new AnswerFaults();
   private readonly callbackQueries = new Map<string, CallbackQueryState>();
   private readonly commandList: { list: BotCommand[] } = { list: [] };
   private readonly requestLog: RecordedRequest[] = [];
@@ -213,6 +215,19 @@ export class FakeTelegram {
     this.failures.add(method, failure, times);
   }
 
+  /**
+   * The next `times` calls of `method` run (a message is delivered) but their answer comes `ms`
+   * late — or never, if the bot gives up and closes the connection first.
+   */
+  answerLate(method: string, ms: number, times = 1): void {
+    this.answerFaults.add(method, { kind: "delay", ms }, times);
+  }
+
+  /** The next `times` calls of `method` run, then the connection is reset instead of answered. */
+  resetAfterRunning(method: string, times = 1): void {
+    this.answerFaults.add(method, { kind: "reset" }, times);
+  }
+
   // ---- the API ----
 
   private async handle(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -232,6 +247,16 @@ export class FakeTelegram {
         request.method === "GET" ? "GET" : "POST",
         controller.signal,
       );
+      const fault = this.answerFaults.take(method);
+      if (fault?.kind === "reset") {
+        reply.hijack();
+        request.raw.socket.resetAndDestroy();
+        return;
+      }
+      if (fault?.kind === "delay") {
+        const gaveUp = await sleep(fault.ms, false, { signal: controller.signal }).catch(() => true);
+        if (gaveUp) return;
+      }
       await reply.code(200).send({ ok: true, result });
     } catch (err) {
       const apiError =

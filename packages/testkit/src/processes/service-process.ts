@@ -16,6 +16,7 @@ export interface ServiceProcess {
 }
 
 export interface StartServiceProcessOptions {
+  /** The service's environment; HTTP_PORT defaults to 0 (a free port), HTTP_HOST is loopback. */
   env: NodeJS.ProcessEnv;
   /** How long to wait for the "started" log line (default 30 s: tsx compiles on first start). */
   timeoutMs?: number;
@@ -41,7 +42,7 @@ export async function startServiceProcess(name: string, opts: StartServiceProces
   const command = opts.command ?? { file: process.execPath, args: ["--conditions=ratatoskr-source", "--import", "tsx", entry], cwd: REPO_ROOT };
   const child = spawn(command.file, command.args, {
     cwd: command.cwd,
-    env: { ...opts.env, HTTP_HOST: "127.0.0.1", HTTP_PORT: "0" },
+    env: { ...opts.env, HTTP_HOST: "127.0.0.1", HTTP_PORT: opts.env.HTTP_PORT ?? "0" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

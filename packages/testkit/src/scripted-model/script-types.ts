@@ -16,6 +16,8 @@ export interface ModelRequest {
   endedAt?: number;
   /** True when the caller hung up before the reply was complete. */
   aborted: boolean;
+  /** Epoch ms when the caller hung up before the reply was complete. */
+  abortedAt?: number;
   /** opencode's session id (`x-session-id` header), the conversation key. */
   sessionId: string | undefined;
   /** Concatenated system messages (agent prompt + environment). */

@@ -66,7 +66,10 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
     let closed = false;
     res.on("close", () => {
       closed = true;
-      if (recorded.endedAt === undefined) recorded.aborted = true;
+      if (recorded.endedAt === undefined) {
+        recorded.aborted = true;
+        recorded.abortedAt = Date.now();
+      }
     });
     const turn = choice.turn;
     if (turn.delayMs) await sleepUnless(turn.delayMs, () => closed);

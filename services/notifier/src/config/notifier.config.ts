@@ -29,6 +29,11 @@ export const NOTIFIER_CONFIG_SCHEMA = {
       description:
         "Bot API server to talk to instead of https://api.telegram.org (a local Bot API server, tests)",
     }),
+    sendTimeoutMs: envDurationMs("NOTIFIER_SEND_TIMEOUT_MS", {
+      default: 60_000,
+      description:
+        "A Bot API call is given up after this long; its message may still have arrived, so it is not resent blindly",
+    }),
     locale: envEnum("BOT_LOCALE", ["ru", "en"] as const satisfies readonly Locale[], {
       default: "en",
       description: "Language of the bot's messages when the task has none of its own",
@@ -49,7 +54,7 @@ export const NOTIFIER_CONFIG_SCHEMA = {
     afterMs: envDurationMs("NOTIFIER_STALE_SENDING_MS", {
       default: 600_000,
       description:
-        "A message claimed for sending this long ago by a notifier that stopped is marked failed, never resent",
+        "Last resort: a message left mid-send this long ago that no drain settled is marked uncertain, never resent",
     }),
     sweepIntervalMs: envDurationMs("NOTIFIER_STALE_SWEEP_INTERVAL_MS", {
       default: 60_000,

@@ -6,6 +6,7 @@ import {
   deliverNotification,
   failUnrenderable,
   renderNotification,
+  settleDoubt,
   type DeliveryDeps,
   type DeliveryOutcome,
   type RenderedMessage,
@@ -18,8 +19,8 @@ export interface ChatDrainDeps extends DeliveryDeps {
 
 export interface ChatDrainRequest {
   lease: ChatLease;
-  /** Send every pending message of the chat up to and including this one. */
-  upToId: number;
+  /** The job's own message: its outcome is returned if this drain handled it. */
+  targetId: number;
   finalAttempt: boolean;
   signal: AbortSignal;
   logger: Logger;
@@ -47,34 +48,62 @@ async function sendInSlot(
       throw new RetryLaterError(err.waitMs, `chat ${lease.chatId} is on hold`);
     throw err;
   }
-  return deliverNotification(deps, notification, message, { finalAttempt, logger });
+  return deliverNotification(deps, notification, message, { finalAttempt, logger, signal: lease.lost });
 }
 
 /**
- * With the chat's lease held, sends its pending messages oldest first up to `upToId`, each one
- * paced. A message that cannot go now stops the drain so nothing later overtakes it: a 429
- * holds the chat and throws RetryLaterError, a transient failure throws for a backoff retry.
- * Returns the outcome of `upToId` if this drain handled it.
+ * One unsettled message of the chat. A `sending` one was left by a lease holder that died
+ * mid-send (only the holder claims): whether it arrived is unknown, so it is settled as a doubt
+ * first. A must-deliver message in doubt is then sent once more, marked "(resent)".
+ */
+async function handleOne(
+  deps: ChatDrainDeps,
+  notification: Notification,
+  request: ChatDrainRequest,
+): Promise<DeliveryOutcome> {
+  if (notification.status === "sending") {
+    const settled = await settleDoubt(
+      deps,
+      notification,
+      "the notifier sending it stopped mid-send; delivery unknown",
+      "sender-died",
+      request.logger,
+    );
+    if (settled.kind !== "resend") return settled;
+  }
+  for (;;) {
+    // Rendered before the slot is taken, so the slot's time is the send's time.
+    const message = await renderNotification(deps, notification);
+    if (!message.ok) return failUnrenderable(deps, notification, message.problem, request.logger);
+    const outcome = await sendInSlot(deps, notification, message, request);
+    // A doubtful send of a must-deliver message goes once more at once (paced); the mark is
+    // recorded, so a second doubt settles it as uncertain and this loop ends.
+    if (outcome.kind !== "resend") return outcome;
+  }
+}
+
+/**
+ * With the chat's lease held, sends every unsettled message of the chat oldest first, each one
+ * paced. A message that cannot go now stops the drain so nothing later overtakes it: a 429 holds
+ * the chat and throws RetryLaterError, a transient failure throws for a backoff retry. Returns
+ * the outcome of `targetId` if this drain handled it.
  */
 export async function drainChat(
   deps: ChatDrainDeps,
   request: ChatDrainRequest,
 ): Promise<DeliveryOutcome | undefined> {
-  const { lease, upToId, signal, logger } = request;
+  const { lease, targetId, signal } = request;
   const chatId = lease.chatId;
   let target: DeliveryOutcome | undefined;
+  let afterId = 0;
   for (;;) {
-    const page = await deps.notifications.listPendingForChat(chatId, upToId, PAGE);
-    if (page.length === 0) return target;
+    const page = await deps.notifications.listUnsettledForChat(chatId, afterId, PAGE);
     for (const notification of page) {
       signal.throwIfAborted();
-      if (!(await lease.extend())) throw new RetryLaterError(0, `lost the send lease of chat ${chatId}`);
-      // Rendered before the slot is taken, so the slot's time is the send's time.
-      const message = await renderNotification(deps, notification);
-      const outcome = message.ok
-        ? await sendInSlot(deps, notification, message, request)
-        : await failUnrenderable(deps, notification, message.problem, logger);
-      if (notification.id === upToId) target = outcome;
+      if (lease.lost.aborted) throw new RetryLaterError(0, `lost the send lease of chat ${chatId}`);
+      afterId = notification.id;
+      const outcome = await handleOne(deps, notification, request);
+      if (notification.id === targetId) target = outcome;
       if (outcome.kind === "sent") await deps.pacer.sent(chatId, outcome.messageIds.length);
       if (outcome.kind === "retry-after") {
         await deps.pacer.holdChat(chatId, outcome.waitMs);
@@ -84,8 +113,8 @@ export async function drainChat(
         throw new ChatSendError(`notification ${notification.id} to chat ${chatId}: ${outcome.error}`);
       }
     }
-    // A short page was everything pending up to `upToId`: reading again would find nothing.
-    // (A message stored meanwhile has its own job, which drains it.)
+    // A short page was everything unsettled: reading again would find nothing. (A message
+    // stored meanwhile has its own job, which drains it.)
     if (page.length < PAGE) return target;
   }
 }

@@ -1,15 +1,21 @@
-import type { Notification, NotificationRepository, TaskRepository } from "@ratatoskr/db";
+import type { Notification, NotificationRepository, TaskRepository, UncertainOutcome } from "@ratatoskr/db";
 import type { Logger } from "@ratatoskr/runtime";
 import type { MessageChannel } from "../channels/message-channel.ts";
 import type { Locale } from "../i18n/index.ts";
 import { prepareMessage, type PreparedMessage } from "../rendering/prepare-message.ts";
+import { isMustDeliver, resentLeadIn } from "./must-deliver.ts";
 import { classifySendFailure } from "./send-failure.ts";
+
+/** Why a send's effect is unknown: its answer was lost, or its sender died before recording it. */
+export type DoubtCause = "answer-lost" | "sender-died";
 
 export interface DeliveryDeps {
   notifications: NotificationRepository;
   tasks: Pick<TaskRepository, "findById">;
   channel: MessageChannel;
   defaultLocale: Locale;
+  /** Counts doubtful sends: `resend` (must-deliver, sent again marked) or `uncertain` (not resent). */
+  onDoubt?: (settled: UncertainOutcome, cause: DoubtCause) => void;
 }
 
 /** What became of one notification; the chat drain decides from it whether to go on. */
@@ -22,12 +28,18 @@ export type DeliveryOutcome =
   /** Back to pending (with the parts already sent): the chat must wait `waitMs`. */
   | { kind: "retry-after"; waitMs: number; error: string }
   /** Back to pending (with the parts already sent): retry with backoff. */
-  | { kind: "transient"; error: string };
+  | { kind: "transient"; error: string }
+  /** It may have reached the chat: back to pending to be sent once more, marked "(resent)". */
+  | { kind: "resend"; error: string }
+  /** It may have reached the chat: settled `uncertain`, never resent. */
+  | { kind: "uncertain"; error: string };
 
 export interface DeliverOptions {
   /** On the job's last attempt a transient failure is final: the message is failed, not released. */
   finalAttempt: boolean;
   logger: Logger;
+  /** Aborts the Bot API call in flight (the chat lease was lost). */
+  signal?: AbortSignal;
 }
 
 export type RenderedMessage = Extract<PreparedMessage, { ok: true }>;
@@ -62,15 +74,47 @@ export async function failUnrenderable(
 }
 
 /**
- * Claims one rendered notification (pending → sending, atomically), sends it and records the
- * result. Once claimed it is never sent again unless a failure proves where the send stopped; a
- * process that dies in between leaves it `sending`, which nobody resends.
+ * A send whose effect is unknown: a must-deliver message goes back to pending to be sent once
+ * more, marked "(resent)" (on the job's last attempt too: the drain sends it at once); any other,
+ * or one already resent, settles `uncertain`.
+ */
+export async function settleDoubt(
+  deps: DeliveryDeps,
+  notification: Notification,
+  error: string,
+  cause: DoubtCause,
+  logger: Logger,
+  sentMessageIds?: readonly number[],
+): Promise<DeliveryOutcome> {
+  const log = notificationLogger(logger, notification);
+  const settled = await deps.notifications.markUncertain(
+    notification.id,
+    error,
+    isMustDeliver(notification.template),
+    sentMessageIds,
+  );
+  if (settled === null) return { kind: "not-claimed" };
+  deps.onDoubt?.(settled, cause);
+  if (settled === "resend") {
+    log.warn({ cause, err: error }, "send may have reached the chat; a must-deliver message, sent once more marked (resent)");
+    return { kind: "resend", error };
+  }
+  log.warn({ cause, err: error }, "send may have reached the chat; recorded as uncertain, not resent");
+  return { kind: "uncertain", error };
+}
+
+/**
+ * Claims one rendered notification (pending → sending, atomically: the send record, written
+ * before the request goes out), sends it and records the result. A failure that proves nothing
+ * arrived is retried; one that may have arrived (timeout, reset) is never blindly resent (see
+ * `settleDoubt`); a process that dies in between leaves it `sending`, which the chat's next lease
+ * holder settles the same way.
  */
 export async function deliverNotification(
   deps: DeliveryDeps,
   notification: Notification,
   message: RenderedMessage,
-  { finalAttempt, logger }: DeliverOptions,
+  { finalAttempt, logger, signal }: DeliverOptions,
 ): Promise<DeliveryOutcome> {
   const claimed = await deps.notifications.claim(notification.id);
   if (!claimed) return { kind: "not-claimed" };
@@ -83,6 +127,8 @@ export async function deliverNotification(
   try {
     messageIds = await deps.channel.send(Number(chatId), message.html, {
       ...(message.replyMarkup ? { replyMarkup: message.replyMarkup } : {}),
+      ...(claimed.uncertainAt ? { leadIn: resentLeadIn(message.locale) } : {}),
+      ...(signal ? { signal } : {}),
       alreadySent: claimed.sentMessageIds.map(Number),
     });
   } catch (err) {
@@ -103,6 +149,8 @@ export async function deliverNotification(
         await deps.notifications.markFailed(id, failure.message);
         log.error({ reason: failure.reason }, "Telegram rejected the message; notification failed");
         return { kind: "failed", error: failure.message };
+      case "in-doubt":
+        return settleDoubt(deps, claimed, failure.message, "answer-lost", logger, failure.sentMessageIds);
       case "transient":
         if (finalAttempt) {
           await deps.notifications.markFailed(id, `gave up after the last attempt: ${failure.message}`);

@@ -1,4 +1,9 @@
-import { PermanentTelegramError, RetryAfterError, type PermanentReason } from "../telegram/index.ts";
+import {
+  PermanentTelegramError,
+  RetryAfterError,
+  UncertainDeliveryError,
+  type PermanentReason,
+} from "../telegram/index.ts";
 
 /** Reasons that mean this chat cannot receive messages: the message is dropped, not failed. */
 const UNREACHABLE: ReadonlySet<PermanentReason> = new Set<PermanentReason>([
@@ -18,8 +23,10 @@ export type SendFailure =
   | { kind: "unreachable"; reason: PermanentReason; message: string }
   /** Telegram rejected the message itself (bad markup, too long, bad token): our fault, fail it. */
   | { kind: "rejected"; reason: PermanentReason; message: string }
-  /** Network, timeout, 5xx or anything unknown: retry with backoff. */
-  | { kind: "transient"; sentMessageIds: readonly number[]; message: string };
+  /** Certainly not delivered (refused connection, a 5xx answer): retry with backoff. */
+  | { kind: "transient"; sentMessageIds: readonly number[]; message: string }
+  /** May have been delivered (timeout, reset after the request went out): never blindly resent. */
+  | { kind: "in-doubt"; sentMessageIds: readonly number[]; message: string };
 
 function partsSent(err: unknown): readonly number[] {
   const ids = (err as { sentMessageIds?: unknown } | null)?.sentMessageIds;
@@ -31,9 +38,13 @@ export function classifySendFailure(err: unknown): SendFailure {
   if (err instanceof RetryAfterError) {
     return { kind: "retry-after", waitMs: err.retryAfterMs, sentMessageIds: err.sentMessageIds, message };
   }
+  if (err instanceof UncertainDeliveryError) {
+    return { kind: "in-doubt", sentMessageIds: err.sentMessageIds, message };
+  }
   if (err instanceof PermanentTelegramError) {
     const kind = UNREACHABLE.has(err.reason) ? "unreachable" : "rejected";
     return { kind, reason: err.reason, message };
   }
+  // A channel that throws something else (the log channel, a test double) made no Bot API call.
   return { kind: "transient", sentMessageIds: partsSent(err), message };
 }

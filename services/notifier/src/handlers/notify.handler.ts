@@ -27,8 +27,9 @@ function withJitter(ms: number): number {
 
 /**
  * The `notify` queue's handler. A `message` job delivers one stored notification; it takes the
- * chat's lease and sends every earlier pending message of that chat first, so messages arrive
- * in the order they were created whichever job runs first. Jobs whose message is already
+ * chat's lease and sends every unsettled message of that chat oldest first, so messages arrive
+ * in the order they were created whichever job runs first (and a job whose process died is not
+ * needed for the chat to go on). Jobs whose message is already
  * handled are skipped; a busy chat or a 429 delays the job without using an attempt.
  */
 export function createNotifyHandler(deps: NotifyHandlerDeps): JobHandler<"notify"> {
@@ -46,18 +47,19 @@ export function createNotifyHandler(deps: NotifyHandlerDeps): JobHandler<"notify
       await deps.notifications.markFailed(notificationId, "not a Telegram message: no chat to send to");
       throw new PermanentError(`notification ${notificationId} has no Telegram chat`);
     }
-    if (notification.status !== "pending") {
+    // `sending` may be a send whose notifier died: the drain settles it under the chat's lease.
+    if (notification.status !== "pending" && notification.status !== "sending") {
       return skipped(`notification ${notificationId} is already ${notification.status}`);
     }
 
     const chatId = Number(notification.chatId);
-    const lease = await deps.chatLocks.acquire(chatId);
+    const lease = await deps.chatLocks.acquire(chatId, signal);
     if (!lease)
       throw new RetryLaterError(withJitter(deps.busyChatRetryMs), `chat ${chatId} is being sent to`);
     const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     let outcome: DeliveryOutcome | undefined;
     try {
-      outcome = await drainChat(deps, { lease, upToId: notificationId, finalAttempt, signal, logger: log });
+      outcome = await drainChat(deps, { lease, targetId: notificationId, finalAttempt, signal, logger: log });
     } finally {
       // If Redis is gone the lease simply expires; the drain's own error is the one to report.
       await lease.release().catch((err: unknown) => log.warn({ err }, "could not release the chat lease"));
@@ -68,6 +70,8 @@ export function createNotifyHandler(deps: NotifyHandlerDeps): JobHandler<"notify
         return { status: "sent", notificationId, messageIds: outcome.messageIds } satisfies SentResult;
       case "dropped":
         return skipped(`notification ${notificationId} dropped: ${outcome.reason}`);
+      case "uncertain":
+        return skipped(`notification ${notificationId} may have been delivered; recorded as uncertain`);
       case "failed":
         throw new PermanentError(`notification ${notificationId} failed: ${outcome.error}`);
       default: {

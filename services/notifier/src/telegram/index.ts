@@ -9,6 +9,7 @@ export {
   RetryAfterError,
   PermanentTelegramError,
   TransientTelegramError,
+  UncertainDeliveryError,
   type PartialDelivery,
 } from "./telegram-send.errors.ts";
 export {

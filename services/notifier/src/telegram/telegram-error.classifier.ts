@@ -19,8 +19,10 @@ export type TelegramErrorClass =
   /** 429: wait this long before the next call (Telegram's `retry_after`, in ms). */
   | { kind: "retry-after"; retryAfterMs: number }
   | { kind: "permanent"; reason: PermanentReason; description: string }
-  /** Network failure, timeout or 5xx: retry with backoff. */
-  | { kind: "transient"; description: string };
+  /** Certainly not performed (refused connection, DNS, TLS, a 5xx answer): retry with backoff. */
+  | { kind: "transient"; description: string }
+  /** May have been performed, the answer was lost (timeout, reset after writing): never blindly retry. */
+  | { kind: "in-doubt"; description: string };
 
 /** What we can read off an error from telegraf (`TelegramError`), a raw API answer or fetch. */
 interface ApiFailure {
@@ -91,13 +93,46 @@ function classifyApiFailure(failure: ApiFailure): TelegramErrorClass {
 }
 
 /**
+ * Network failures that happen before a request can have been written: nothing reached Telegram.
+ * (node: ECONNREFUSED and friends; undici: UND_ERR_CONNECT_TIMEOUT; DNS; TLS handshake.) Every
+ * other transport failure — ECONNRESET, EPIPE, "socket hang up", undici's UND_ERR_SOCKET
+ * ("other side closed"), headers/body timeouts, our own abort — may come after the request went
+ * out, so its effect is unknown.
+ */
+const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EAI_NONAME",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "EADDRNOTAVAIL",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "CERT_HAS_EXPIRED",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
+
+/** Error codes on the error and down its `cause` chain (fetch wraps them, AggregateError lists them). */
+function errorCodes(err: unknown, depth = 0): string[] {
+  const record = asRecord(err);
+  if (!record || depth > 4) return [];
+  const own = typeof record.code === "string" ? [record.code] : [];
+  const nested = Array.isArray(record.errors) ? record.errors.flatMap((e) => errorCodes(e, depth + 1)) : [];
+  return [...own, ...nested, ...errorCodes(record.cause, depth + 1)];
+}
+
+/**
  * Decides what a failed Bot API call means for the job that made it: wait `retry_after`
- * (429), give up (the chat is gone, the bot is blocked, the request itself is wrong) or retry with
- * backoff (network, timeouts, 5xx). Works on telegraf's `TelegramError`
- * (`err.response.error_code`, `err.response.parameters.retry_after`, `err.description`), on a raw
- * `{ ok: false, error_code, … }` answer and on fetch/undici/node-fetch network errors. Anything
- * unrecognised is transient: the queue's bounded attempts stop it, a wrong "permanent" would lose
- * a message for good.
+ * (429), give up (the chat is gone, the bot is blocked, the request itself is wrong), retry with
+ * backoff (Telegram answered with an error, or the request never left: refused connection, DNS,
+ * TLS) or — any other transport failure, the unknown included — in doubt: the message may be in
+ * the chat, so a blind retry could send it twice. Works on telegraf's `TelegramError`
+ * (`err.response.error_code`, …), on a raw `{ ok: false, error_code, … }` answer and on
+ * fetch/undici/node-fetch network errors.
  */
 export function classifyTelegramError(err: unknown): TelegramErrorClass {
   const failure = readApiFailure(err);
@@ -107,5 +142,8 @@ export function classifyTelegramError(err: unknown): TelegramErrorClass {
   const parts = [record?.name, record?.code, record?.message, cause?.code, cause?.message]
     .filter((part) => typeof part === "string")
     .join(": ");
-  return { kind: "transient", description: parts || String(err) };
+  const description = parts || String(err);
+  const codes = errorCodes(err);
+  if (codes.length > 0 && codes.every((code) => NOT_SENT_CODES.has(code))) return { kind: "transient", description };
+  return { kind: "in-doubt", description };
 }

@@ -34,7 +34,10 @@ export class PermanentTelegramError extends Error implements PartialDelivery {
   }
 }
 
-/** Network failure, timeout or 5xx: retry with backoff. */
+/**
+ * The call certainly did not take effect (connection refused, DNS, TLS, a 5xx or 429 answer
+ * without retry_after): retry with backoff.
+ */
 export class TransientTelegramError extends Error implements PartialDelivery {
   override readonly name = "TransientTelegramError";
   constructor(
@@ -43,5 +46,20 @@ export class TransientTelegramError extends Error implements PartialDelivery {
     options?: { cause?: unknown },
   ) {
     super(`Telegram call failed, worth retrying: ${description}`, options);
+  }
+}
+
+/**
+ * The request may have reached Telegram and the answer was lost (timeout, reset or a closed
+ * socket after it was written): the part may be in the chat. Never blindly resent.
+ */
+export class UncertainDeliveryError extends Error implements PartialDelivery {
+  override readonly name = "UncertainDeliveryError";
+  constructor(
+    description: string,
+    readonly sentMessageIds: readonly number[] = [],
+    options?: { cause?: unknown },
+  ) {
+    super(`Telegram call may have gone through, answer lost: ${description}`, options);
   }
 }

@@ -1,5 +1,10 @@
 import { classifyTelegramError } from "./telegram-error.classifier.ts";
-import { PermanentTelegramError, RetryAfterError, TransientTelegramError } from "./telegram-send.errors.ts";
+import {
+  PermanentTelegramError,
+  RetryAfterError,
+  TransientTelegramError,
+  UncertainDeliveryError,
+} from "./telegram-send.errors.ts";
 import { splitMessage, TELEGRAM_MESSAGE_LIMIT } from "./split-message.ts";
 
 export type InlineButton = { text: string; callback_data: string } | { text: string; url: string };
@@ -16,7 +21,12 @@ export interface MessageExtra {
 
 /** The two Bot API calls the sender needs. telegraf's `Telegram` (`bot.telegram`) satisfies it. */
 export interface TelegramMessageApi {
-  sendMessage(chatId: number | string, text: string, extra?: MessageExtra): Promise<{ message_id: number }>;
+  sendMessage(
+    chatId: number | string,
+    text: string,
+    extra?: MessageExtra,
+    signal?: AbortSignal,
+  ): Promise<{ message_id: number }>;
   editMessageText(
     chatId: number | string | undefined,
     messageId: number | undefined,
@@ -34,6 +44,13 @@ export interface SendOptions {
    * parts are skipped so a retried job does not repeat them.
    */
   alreadySent?: readonly number[];
+  /**
+   * Put before the first part sent in this call (e.g. "(resent)"); the split is the same as
+   * without it, so a resumed send stays aligned with the parts that went out.
+   */
+  leadIn?: string;
+  /** Aborts the calls in flight (the sender lost its chat lease). */
+  signal?: AbortSignal;
 }
 
 export interface TelegramSenderOptions {
@@ -54,6 +71,8 @@ function sendError(err: unknown, sentMessageIds: readonly number[]): Error {
       return new PermanentTelegramError(verdict.reason, verdict.description, ids, { cause: err });
     case "transient":
       return new TransientTelegramError(verdict.description, ids, { cause: err });
+    case "in-doubt":
+      return new UncertainDeliveryError(verdict.description, ids, { cause: err });
   }
 }
 
@@ -78,7 +97,9 @@ export class TelegramSender {
   /** Sends the parts of `html`; returns the message ids of all parts, earlier attempts' included. */
   async send(chatId: number | string, html: string, options: SendOptions = {}): Promise<number[]> {
     const parts = splitMessage(html, this.limit);
-    return this.sendParts(chatId, parts, options.alreadySent ?? [], options.replyMarkup);
+    const from = options.alreadySent?.length ?? 0;
+    if (options.leadIn && from < parts.length) parts[from] = `${options.leadIn}${parts[from] as string}`;
+    return this.sendParts(chatId, parts, options.alreadySent ?? [], options.replyMarkup, options.signal);
   }
 
   /**
@@ -99,6 +120,8 @@ export class TelegramSender {
       await this.api.editMessageText(chatId, messageId, undefined, first, this.extraWith(markup));
     } catch (err) {
       const verdict = classifyTelegramError(err);
+      // An edit repeated is harmless: an answer lost in transit is simply worth retrying.
+      if (verdict.kind === "in-doubt") throw new TransientTelegramError(verdict.description, [], { cause: err });
       if (!(verdict.kind === "permanent" && verdict.reason === "message-not-modified"))
         throw sendError(err, []);
     }
@@ -112,6 +135,7 @@ export class TelegramSender {
     parts: string[],
     alreadySent: readonly number[],
     replyMarkup: InlineKeyboard | undefined,
+    signal?: AbortSignal,
   ): Promise<number[]> {
     const ids = [...alreadySent];
     for (let index = alreadySent.length; index < parts.length; index++) {
@@ -121,6 +145,7 @@ export class TelegramSender {
           chatId,
           parts[index] as string,
           this.extraWith(isLast ? replyMarkup : undefined),
+          signal,
         );
         ids.push(sent.message_id);
       } catch (err) {

@@ -1,10 +1,11 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AGENT_OPENCODE_CONFIG_SCHEMA } from "@ratatoskr/pipeline";
+import { AGENT_OPENCODE_CONFIG_SCHEMA, STEP_SWEEP_CONFIG_SCHEMA } from "@ratatoskr/pipeline";
 import { envDurationMs, envInt, envString, loadConfig, type ConfigOf, type Env } from "@ratatoskr/runtime";
 
 export const POSTMORTEM_CONFIG_SCHEMA = {
   opencode: AGENT_OPENCODE_CONFIG_SCHEMA,
+  sweep: STEP_SWEEP_CONFIG_SCHEMA,
   postmortem: {
     traceBudgetChars: envInt("POSTMORTEM_TRACE_BUDGET_CHARS", {
       default: 24_000,

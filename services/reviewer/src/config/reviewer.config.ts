@@ -1,9 +1,10 @@
 import { ConfigError, envDurationMs, envInt, loadConfig, type ConfigOf, type Env } from "@ratatoskr/runtime";
-import { AGENT_OPENCODE_CONFIG_SCHEMA, GIT_HOST_CONFIG_SCHEMA } from "@ratatoskr/pipeline";
+import { AGENT_OPENCODE_CONFIG_SCHEMA, GIT_HOST_CONFIG_SCHEMA, STEP_SWEEP_CONFIG_SCHEMA } from "@ratatoskr/pipeline";
 
 export const REVIEWER_CONFIG_SCHEMA = {
   opencode: AGENT_OPENCODE_CONFIG_SCHEMA,
   git: GIT_HOST_CONFIG_SCHEMA,
+  sweep: STEP_SWEEP_CONFIG_SCHEMA,
   reviewer: {
     idleTimeoutMs: envDurationMs("REVIEWER_IDLE_TIMEOUT_MS", {
       default: 180_000,

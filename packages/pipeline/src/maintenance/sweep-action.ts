@@ -1,10 +1,8 @@
-import type { JobState } from "bullmq";
-
-/** What the sweeper does about one task that waits on an analysis. */
+/** What a sweep does about one task that waits on a job. */
 export type SweepAction =
   /** The job is gone (Redis lost it): put it back under its own id. */
   | "requeue"
-  /** The job ended outside its handler (stalled limit, attempts exhausted): tell the person. */
+  /** The job ended outside its handler (stalled limit, attempts exhausted): settle the task, saying why. */
   | "release"
   /** The job is on its way (waiting, delayed, running) or too young to judge. */
   | "leave";
@@ -14,8 +12,8 @@ export interface AwaitedJob {
   dispatched: boolean;
   /** Since the follow-up was written, in ms. */
   ageMs: number;
-  /** BullMQ's view of the job; "unknown" when Redis does not hold it. */
-  state: JobState | "unknown";
+  /** BullMQ's view of the job (`getJobState`); "unknown" when Redis does not hold it. */
+  state: string;
 }
 
 /**

@@ -1,0 +1,50 @@
+/**
+ * `pnpm chaos [--runs N | --quick] [trial …]`: fault trials against ingress, analyst and notifier
+ * as separate processes, each trial with its own redis-server and Postgres on free ports, a fake
+ * Telegram behind a misbehaving proxy, a real opencode and the scripted model. Prints a table of
+ * runs, lost, duplicated and stuck messages and recovery time; exits 1 when any trial failed.
+ */
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { makePostgresTemplate, startOpencodeServer, startScriptedModel } from "@ratatoskr/testkit";
+import { parseArgs } from "./args.ts";
+
+import { formatTable, passed, type TrialRow } from "./report.ts";
+import { runTrial } from "./run-trial.ts";
+import { TRIALS } from "./trials.ts";
+
+const REPO = fileURLToPath(new URL("../", import.meta.url));
+const log = (line: string) => process.stdout.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+
+const args = parseArgs(process.argv.slice(2));
+const trials = TRIALS.filter((t) => args.only.length === 0 || args.only.includes(t.name));
+if (trials.length === 0) throw new Error(`no such trial; trials: ${TRIALS.map((t) => t.name).join(", ")}`);
+
+const logDir = join(REPO, ".tmp", "chaos", new Date().toISOString().replace(/[:.]/g, "-"));
+await mkdir(logDir, { recursive: true });
+const [model, template, workspace] = await Promise.all([
+  startScriptedModel(),
+  makePostgresTemplate(),
+  mkdtemp(join(tmpdir(), "ratatoskr-chaos-ws-")),
+]);
+const opencode = await startOpencodeServer({ provider: { baseUrl: model.url }, agentsDir: join(REPO, "agents") });
+const shared = { model, opencode, pgTemplate: template.dir, workspace, logDir };
+log(`${trials.length} trial(s), ${args.runs} run(s) each; service logs in ${logDir}`);
+
+const rows: TrialRow[] = [];
+try {
+  for (const trial of trials) {
+    const started = Date.now();
+    rows.push(await runTrial(trial, args.runs, shared, log));
+    log(`${trial.name} done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  }
+} finally {
+  await Promise.allSettled([opencode.stop(), model.close()]);
+  await Promise.allSettled([template.remove(), rm(workspace, { recursive: true, force: true })]);
+}
+process.stdout.write(`\n${formatTable(rows)}\n`);
+const failed = rows.filter((r) => !passed(r));
+for (const row of failed) if (row.error) process.stdout.write(`${row.trial}: ${row.error}\n`);
+process.exitCode = failed.length === 0 ? 0 : 1;

@@ -1,0 +1,66 @@
+import { IllegalTransitionError, QUEUE, type TaskEvent } from "@ratatoskr/contracts";
+import type { ApplyTransitionOptions, AppliedTransition, PrismaClient } from "@ratatoskr/db";
+import { envDurationMs, type QueueSet } from "@ratatoskr/runtime";
+import type { SweptStep } from "./step-sweeper.ts";
+
+/** The sweep's variables, shared by the dev, reviewer and postmortem services. */
+export const STEP_SWEEP_CONFIG_SCHEMA = {
+  intervalMs: envDurationMs("PIPELINE_SWEEP_INTERVAL_MS", {
+    default: 10_000,
+    description: "How often tasks waiting on a dev, review or postmortem job are checked against BullMQ (Redis lost, stalled out)",
+  }),
+  graceMs: envDurationMs("PIPELINE_SWEEP_GRACE_MS", {
+    default: 30_000,
+    description: "A dev, review or postmortem job younger than this is not judged missing or dead by the sweep",
+  }),
+};
+
+type StepQueue = typeof QUEUE.dev | typeof QUEUE.review;
+
+export interface RunningStepDeps {
+  prisma: PrismaClient;
+  queues: Pick<QueueSet, "queues">;
+  transition: (taskId: number, event: TaskEvent, options?: ApplyTransitionOptions) => Promise<AppliedTransition>;
+}
+
+const STEP_NAMES: Record<StepQueue, string> = { dev: "dev round", review: "review" };
+
+/** What the person reads when the step's job ended outside its handler. */
+export function lostStepReason(queue: StepQueue, state: string): string {
+  const step = STEP_NAMES[queue];
+  return state === "failed"
+    ? `the ${step} job gave up outside the agent run (its worker died again and again, or it ran out of attempts); /retry starts the task again`
+    : `the ${step} job ended without reporting back; /retry starts the task again`;
+}
+
+/**
+ * A dev round or a review of a Telegram task as the sweep sees it: the task is `approved` or
+ * `running` and its newest dev-or-review follow-up is on `queue`. A job that ended without
+ * reporting back fails the task with the reason, which the person reads (and a postmortem follows).
+ */
+export function runningStep(deps: RunningStepDeps, queue: StepQueue): SweptStep {
+  return {
+    name: STEP_NAMES[queue],
+    async waiting() {
+      const tasks = await deps.prisma.task.findMany({
+        where: { source: "telegram", status: { in: ["approved", "running"] } },
+        select: { id: true, followUps: { where: { queue: { in: [QUEUE.dev, QUEUE.review] } }, orderBy: { id: "desc" }, take: 1 } },
+      });
+      return tasks.flatMap((task) => {
+        const followUp = task.followUps[0];
+        return followUp?.queue === queue ? [{ taskId: task.id, followUp }] : [];
+      });
+    },
+    jobState: (jobId) => deps.queues.queues[queue].getJobState(jobId),
+    async release(step, state, logger) {
+      try {
+        await deps.transition(step.taskId, { type: "run.failed", reason: lostStepReason(queue, state) });
+        return true;
+      } catch (err) {
+        if (!(err instanceof IllegalTransitionError)) throw err;
+        logger.info({ refusal: err.refusal }, "the task moved on before the sweep settled it");
+        return false;
+      }
+    },
+  };
+}
