@@ -38,7 +38,7 @@ describe("requests a run makes", () => {
     } finally {
       await rec.close();
     }
-  });
+  }, 45_000); // a fresh directory boots first (5-20 s on a loaded machine)
 
   it("still answers a permission request when the event stream is unavailable", async () => {
     const m = marker("no-events");
@@ -71,7 +71,7 @@ describe("requests a run makes", () => {
     } finally {
       await rec.close();
     }
-  }, 20_000);
+  }, 40_000); // a fresh directory boots first (5-10 s on a loaded machine), then ≥ 5 s of quiet
 
   it("tells a silent session from a queued prompt by opencode's history when the event stream is unavailable", async () => {
     const directory = await fx.server.makeWorkDir("silent-no-events");
