@@ -2,8 +2,9 @@
  * `pnpm bench [--smoke] [name …]`: every benchmark in bench/, one child process each (so one
  * bench's clients, heap and timers cannot skew the next), one after the other, then one table of
  * all their rows: measure, ours, floor, ratio, aim, met. Benchmarks are not timed CI tests: the
- * aims are for people; `--smoke` runs tiny counts without thresholds to prove nothing rotted.
- * Exit 2 when a full run misses an aim.
+ * aims are for people; `--smoke` runs tiny counts without thresholds to prove nothing rotted,
+ * several benches at once (`--jobs N`, default 3; their output is printed as each ends) since
+ * nothing is measured then. A full run is one bench at a time. Exit 2 when a full run misses an aim.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -22,10 +23,41 @@ function benchFiles(only: string[]): string[] {
     .sort();
 }
 
-function runOne(file: string, smoke: boolean, rowsFile: string): Promise<number> {
+/** Runs one bench file; `buffered` holds its output back and prints it in one piece when it ends. */
+function runOne(file: string, smoke: boolean, rowsFile: string, buffered: boolean): Promise<number> {
   const args = ["--conditions=ratatoskr-source", join(BENCH_DIR, file), ...(smoke ? ["--smoke"] : [])];
-  const child = spawn(TSX, args, { stdio: "inherit", env: { ...process.env, [ROWS_FILE_ENV]: rowsFile } });
-  return new Promise((resolve) => child.on("exit", (code) => resolve(code ?? 1)));
+  const started = performance.now();
+  const title = `\n==> ${file}${smoke ? " (smoke)" : ""}`;
+  if (!buffered) console.log(title);
+  const child = spawn(TSX, args, {
+    stdio: buffered ? ["ignore", "pipe", "pipe"] : "inherit",
+    env: { ...process.env, [ROWS_FILE_ENV]: rowsFile },
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve) =>
+    child.on("close", (code) => {
+      const took = `(${file}: ${((performance.now() - started) / 1000).toFixed(1)} s)`;
+      console.log(buffered ? `${title}\n${output.trimEnd()}\n${took}` : took);
+      resolve(code ?? 1);
+    }),
+  );
+}
+
+/** Runs `work` over `items`, at most `limit` at a time, results in the items' order. */
+async function pooled<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        results[i] = await work(items[i] as T);
+      }
+    }),
+  );
+  return results;
 }
 
 function readRows(rowsFile: string): BenchRow[] {
@@ -48,12 +80,15 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "ratatoskr-bench-"));
   const rows: BenchRow[] = [];
   const failed: string[] = [];
+  const jobsArg = argv.find((a) => a.startsWith("--jobs="));
+  const parallel = smoke ? Math.max(1, Number(jobsArg?.slice("--jobs=".length) ?? 3)) : 1;
   try {
-    for (const file of files) {
-      console.log(`\n==> ${file}${smoke ? " (smoke)" : ""}`);
-      const rowsFile = join(dir, `${basename(file, ".ts")}.jsonl`);
-      const code = await runOne(file, smoke, rowsFile);
-      const own = readRows(rowsFile);
+    const codes = await pooled(files, parallel, (file) =>
+      runOne(file, smoke, join(dir, `${basename(file, ".ts")}.jsonl`), parallel > 1),
+    );
+    files.forEach((file, i) => {
+      const code = codes[i] as number;
+      const own = readRows(join(dir, `${basename(file, ".ts")}.jsonl`));
       // exit 2 = ran, an aim missed (its rows say which); anything else without rows is a crash.
       if (code !== 0 && code !== 2) failed.push(`${file} exited ${code}`);
       if (own.length === 0)
@@ -67,7 +102,7 @@ async function main(): Promise<void> {
           note: code === 0 ? "reports in its own format (above)" : `exited ${code} without rows`,
         });
       rows.push(...own);
-    }
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

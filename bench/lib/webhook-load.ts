@@ -50,6 +50,8 @@ export interface WebhookBenchSpec {
   rate: number;
   aim: { p99Ms: number; minRatio: number };
   floorNote: string;
+  /** Requests per maximum-throughput run (default 3,000; fewer where each leaves slow work behind). */
+  maxCount?: number;
   /** Waits until work accepted by ours has drained, so the next measurement starts clean. */
   settle?: () => Promise<void>;
 }
@@ -60,7 +62,7 @@ const COUNTS = {
 };
 
 export async function measureWebhook(options: BenchOptions, spec: WebhookBenchSpec): Promise<BenchRow[]> {
-  const counts = options.smoke ? COUNTS.smoke : COUNTS.full;
+  const counts = options.smoke ? COUNTS.smoke : { ...COUNTS.full, max: spec.maxCount ?? COUNTS.full.max };
   const driver = LoadDriver.start();
   const errors: string[] = [];
   const check = (variant: string, result: LoadResult) => {

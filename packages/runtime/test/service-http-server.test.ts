@@ -88,6 +88,7 @@ describe("service HTTP server", () => {
       jobRequest("dev", { v: 1, taskId: 2, kind: "implement", round: 1 }, "2-run-dev-1"),
     );
     await h.queues.enqueue(jobRequest("review", { v: 1, taskId: 2, kind: "diff", round: 1 }, "2-review-1"));
+    await h.queues.queues.review.add("review", { v: 1, taskId: 3, kind: "diff", round: 1 }, { priority: 3 });
     await waitFor(async () => (await h.queues.queues.dev.getJobState("2-run-dev-1")) === "completed");
 
     const res = await server({}).inject({ method: "GET", url: "/metrics" });
@@ -100,6 +101,14 @@ describe("service HTTP server", () => {
     expect(text).toContain('ratatoskr_job_duration_seconds_count{service="test",queue="dev"} 1');
     expect(text).toContain('ratatoskr_queue_jobs{queue="review",state="waiting",service="test"} 1');
     expect(text).toContain('ratatoskr_queue_jobs{queue="dev",state="waiting",service="test"} 0');
+    expect(text).toContain('ratatoskr_queue_jobs{queue="review",state="prioritized",service="test"} 1');
+    // The autoscaling signal: waiting + active + prioritized, under this QUEUE_PREFIX.
+    expect(text).toContain(
+      `ratatoskr_queue_jobs_needing_worker{queue="review",prefix="${h.prefix}",service="test"} 2`,
+    );
+    expect(text).toContain(
+      `ratatoskr_queue_jobs_needing_worker{queue="dev",prefix="${h.prefix}",service="test"} 0`,
+    );
     expect(text).toContain("# TYPE ratatoskr_job_failures_total counter");
   });
 

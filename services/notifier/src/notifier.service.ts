@@ -59,14 +59,15 @@ export function createNotifierService(options: NotifierServiceOptions = {}) {
         labelNames: ["settled", "cause"],
         registers: [ctx.metrics.registry],
       });
+      const pacer = createSendPacer({ redis: ctx.redis, prefix, ...config.pacing });
       const handler = createNotifyHandler({
         onDoubt: (settled, cause) => doubtful.inc({ settled: settled === "resend" ? "resent" : "uncertain", cause }),
         notifications: ctx.repos.notifications,
         tasks: ctx.repos.tasks,
         channel: options.channel?.(ctx, config) ?? defaultChannel(config, logger),
         defaultLocale: config.telegram.locale,
-        pacer: createSendPacer({ redis: ctx.redis, prefix, ...config.pacing }),
-        chatLocks: new ChatLocks({ redis: ctx.redis, prefix, ttlMs: CHAT_LEASE_TTL_MS }),
+        pacer,
+        chatLocks: new ChatLocks({ redis: ctx.redis, prefix, ttlMs: CHAT_LEASE_TTL_MS, pacer: pacer.scriptArgs }),
         busyChatRetryMs: config.pacing.chatIntervalMs / 2,
         giteaStatus: gitea.handler,
       });

@@ -1,5 +1,7 @@
 import type { Notification, Prisma } from "../../generated/client.ts";
+import type pg from "pg";
 import type { DbClient } from "../database.ts";
+import { NotificationSql } from "./notification-sql.ts";
 
 export type NotificationStatus = "pending" | "sending" | "sent" | "failed" | "dropped" | "uncertain";
 
@@ -21,7 +23,15 @@ export interface NewNotification {
  * or reset, may have reached the chat; it is never blindly resent (see `markUncertain`).
  */
 export class NotificationRepository {
-  constructor(private readonly db: DbClient) {}
+  private readonly sql: NotificationSql | undefined;
+
+  /** `pool`: the pg pool under the client, for the notifier's per-message statements. */
+  constructor(
+    private readonly db: DbClient,
+    pool?: pg.Pool,
+  ) {
+    this.sql = pool ? new NotificationSql(pool) : undefined;
+  }
 
   /** A message outside any transition (a refusal, a `/status` reply); the caller enqueues its notify job. */
   create(input: NewNotification): Promise<Notification> {
@@ -48,11 +58,13 @@ export class NotificationRepository {
   }
 
   findById(id: number): Promise<Notification | null> {
+    if (this.sql) return this.sql.findById(id);
     return this.db.notification.findUnique({ where: { id } });
   }
 
   /** Atomically pending → sending; null when another notifier has it or it was already handled. */
   async claim(id: number): Promise<Notification | null> {
+    if (this.sql) return this.sql.claim(id);
     const [claimed] = await this.db.notification.updateManyAndReturn({
       where: { id, status: "pending" },
       data: { status: "sending", attempts: { increment: 1 }, claimedAt: new Date() },
@@ -62,6 +74,7 @@ export class NotificationRepository {
 
   /** sending → sent, with the ids of the messages it became (a long text is split). */
   markSent(id: number, sentMessageIds: readonly (number | bigint)[]): Promise<boolean> {
+    if (this.sql) return this.sql.markSent(id, sentMessageIds);
     return this.settle(id, ["sending"], {
       status: "sent",
       sentMessageIds: sentMessageIds.map(BigInt),
@@ -88,6 +101,7 @@ export class NotificationRepository {
    * so a later one never overtakes an earlier one.
    */
   listUnsettledForChat(chatId: number | bigint, afterId: number, limit = 50): Promise<Notification[]> {
+    if (this.sql) return this.sql.listUnsettledForChat(chatId, afterId, limit);
     return this.db.notification.findMany({
       where: { channel: "telegram", chatId, status: { in: ["pending", "sending"] }, id: { gt: afterId } },
       orderBy: { id: "asc" },

@@ -34,15 +34,16 @@ export interface Repositories {
 
 /** Every repository over one client; build it once per process (or test) and pass it down. */
 export function createRepositories(prisma: PrismaClient): Repositories {
+  const pool = sqlPoolOf(prisma);
   return {
     tasks: new TaskRepository(prisma),
     turns: new DialogueTurnRepository(prisma),
     traces: new AgentTraceRepository(prisma),
     events: new TaskEventRepository(prisma),
     deliveries: new WebhookDeliveryRepository(prisma),
-    notifications: new NotificationRepository(prisma),
+    notifications: new NotificationRepository(prisma, pool),
     sweepCursors: new GiteaSweepCursorRepository(prisma),
-    telegramUpdates: new TelegramUpdateRepository(prisma, sqlPoolOf(prisma)),
+    telegramUpdates: new TelegramUpdateRepository(prisma, pool),
     applyTransition: (taskId, event, options) => applyTransition(prisma, taskId, event, options),
   };
 }

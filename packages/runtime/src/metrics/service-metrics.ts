@@ -6,7 +6,9 @@ import { withTimeout } from "../util/with-timeout.ts";
 export type JobOutcome = "completed" | "skipped" | "retrying" | "failed" | "handed-back";
 export type FailureReason = "permanent" | "transient" | "payload";
 
-export const QUEUE_DEPTH_STATES = ["waiting", "active", "delayed", "failed"] as const;
+export const QUEUE_DEPTH_STATES = ["waiting", "active", "prioritized", "delayed", "failed"] as const;
+/** Jobs that need a worker now: the autoscaling signal (delayed and failed ones do not). */
+export const NEEDING_WORKER_STATES = ["waiting", "active", "prioritized"] as const;
 
 /** Jobs run from milliseconds (notify) to most of an hour (dev); buckets in seconds. */
 const DURATION_BUCKETS_S = [0.05, 0.25, 1, 5, 15, 60, 300, 900, 1_800, 3_600];
@@ -18,6 +20,8 @@ export interface ServiceMetrics {
   readonly jobDuration: Histogram<"queue">;
   readonly jobFailures: Counter<"queue" | "reason">;
   readonly queueDepth: Gauge<"queue" | "state">;
+  /** waiting + active + prioritized per queue and QUEUE_PREFIX (what KEDA scales on). */
+  readonly jobsNeedingWorker: Gauge<"queue" | "prefix">;
   /** Report these queues' job counts on every scrape (the autoscaling signal). */
   observeQueueDepth(queues: Iterable<Queue>): void;
 }
@@ -31,6 +35,8 @@ export interface CreateMetricsOptions {
   logger?: Logger;
 }
 
+const prefixOf = (queue: Queue): string => queue.opts.prefix ?? "bull";
+
 export function createMetrics(opts: CreateMetricsOptions): ServiceMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ service: opts.service });
@@ -39,31 +45,48 @@ export function createMetrics(opts: CreateMetricsOptions): ServiceMetrics {
   const observed = new Set<Queue>();
   const depthTimeoutMs = opts.depthTimeoutMs ?? 2_000;
 
+  /** One read of the counts per scrape, shared by both gauges (prom-client collects them concurrently). */
+  let refreshing: Promise<void> | undefined;
+  const refresh = () => (refreshing ??= readDepths().finally(() => (refreshing = undefined)));
+
   const queueDepth: Gauge<"queue" | "state"> = new Gauge({
     name: "ratatoskr_queue_jobs",
     help: "Jobs in a queue by state, read from Redis at scrape time",
     labelNames: ["queue", "state"],
     registers: [registry],
-    async collect() {
-      await Promise.all(
-        [...observed].map(async (queue) => {
-          try {
-            const counts = await withTimeout(
-              queue.getJobCounts(...QUEUE_DEPTH_STATES),
-              depthTimeoutMs,
-              "job counts",
-            );
-            for (const state of QUEUE_DEPTH_STATES)
-              queueDepth.set({ queue: queue.name, state }, counts[state] ?? 0);
-          } catch (err) {
-            // A stale depth would drive autoscaling wrongly; an absent one is visible as absent.
-            for (const state of QUEUE_DEPTH_STATES) queueDepth.remove({ queue: queue.name, state });
-            opts.logger?.warn({ err, queue: queue.name }, "could not read queue depth");
-          }
-        }),
-      );
-    },
+    collect: refresh,
   });
+  const jobsNeedingWorker: Gauge<"queue" | "prefix"> = new Gauge({
+    name: "ratatoskr_queue_jobs_needing_worker",
+    help: "Jobs waiting, active or prioritized in a queue (by QUEUE_PREFIX): the autoscaling signal",
+    labelNames: ["queue", "prefix"],
+    registers: [registry],
+    collect: refresh,
+  });
+
+  async function readDepths(): Promise<void> {
+    await Promise.all(
+      [...observed].map(async (queue) => {
+        const needingLabels = { queue: queue.name, prefix: prefixOf(queue) };
+        try {
+          const counts = await withTimeout(
+            queue.getJobCounts(...QUEUE_DEPTH_STATES),
+            depthTimeoutMs,
+            "job counts",
+          );
+          for (const state of QUEUE_DEPTH_STATES)
+            queueDepth.set({ queue: queue.name, state }, counts[state] ?? 0);
+          const needing = NEEDING_WORKER_STATES.reduce((sum, state) => sum + (counts[state] ?? 0), 0);
+          jobsNeedingWorker.set(needingLabels, needing);
+        } catch (err) {
+          // A stale depth would drive autoscaling wrongly; an absent one is visible as absent.
+          for (const state of QUEUE_DEPTH_STATES) queueDepth.remove({ queue: queue.name, state });
+          jobsNeedingWorker.remove(needingLabels);
+          opts.logger?.warn({ err, queue: queue.name }, "could not read queue depth");
+        }
+      }),
+    );
+  }
 
   return {
     registry,
@@ -87,6 +110,7 @@ export function createMetrics(opts: CreateMetricsOptions): ServiceMetrics {
       registers: [registry],
     }),
     queueDepth,
+    jobsNeedingWorker,
     observeQueueDepth(queues) {
       for (const queue of queues) observed.add(queue);
     },

@@ -42,7 +42,9 @@ async function sendInSlot(
   { lease, finalAttempt, signal, logger }: ChatDrainRequest,
 ): Promise<DeliveryOutcome> {
   try {
-    await deps.pacer.takeSlot(lease.chatId, signal);
+    // The previous message's hold first, then the slot; the lease's own call may have taken it.
+    await lease.flushSent();
+    if (!lease.takePrefetchedSlot()) await deps.pacer.takeSlot(lease.chatId, signal);
   } catch (err) {
     if (err instanceof SlotDeferredError)
       throw new RetryLaterError(err.waitMs, `chat ${lease.chatId} is on hold`);
@@ -104,12 +106,13 @@ export async function drainChat(
       afterId = notification.id;
       const outcome = await handleOne(deps, notification, request);
       if (notification.id === targetId) target = outcome;
-      if (outcome.kind === "sent") await deps.pacer.sent(chatId, outcome.messageIds.length);
+      if (outcome.kind === "sent") lease.noteSent(outcome.messageIds.length);
       if (outcome.kind === "retry-after") {
         await deps.pacer.holdChat(chatId, outcome.waitMs);
         throw new RetryLaterError(outcome.waitMs, `Telegram asked chat ${chatId} to wait: ${outcome.error}`);
       }
       if (outcome.kind === "transient") {
+        await lease.flushSent();
         throw new ChatSendError(`notification ${notification.id} to chat ${chatId}: ${outcome.error}`);
       }
     }

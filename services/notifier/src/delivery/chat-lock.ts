@@ -1,16 +1,42 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "@ratatoskr/runtime";
+import { HOLD_CHAT_FN, TAKE_SLOT_FN, type PacerScriptArgs } from "./send-pacer.ts";
 
-/** Deletes / extends the key only while it still holds our token, so a lock that expired and was taken by another job is never touched. */
-const RELEASE_SCRIPT = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end return 0`;
+/**
+ * Takes the lease (SET NX PX with our token) and, in the same round trip, the chat's send slot
+ * if it is free: {0} when another holder has the chat, else {1, take_slot's answer}.
+ * KEYS: lease, global log, chat pace. ARGV: token, ttl, limit, window, interval, member.
+ */
+const ACQUIRE_SCRIPT = `${TAKE_SLOT_FN}
+if not redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2], "NX") then return {0} end
+return {1, take_slot(KEYS[2], KEYS[3], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6])}`;
+
+/**
+ * Records the last send's hold on the chat (ARGV[2] ms, 0 for none) and deletes the lease only
+ * while it still holds our token, in one round trip. KEYS: lease, chat pace.
+ */
+const RELEASE_SCRIPT = `${HOLD_CHAT_FN}
+if tonumber(ARGV[2]) > 0 then hold_chat(KEYS[2], tonumber(ARGV[2])) end
+if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end return 0`;
 const EXTEND_SCRIPT = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) end return 0`;
+const HOLD_SCRIPT = `${HOLD_CHAT_FN}
+return hold_chat(KEYS[1], tonumber(ARGV[1]))`;
 
 /** Held while one job sends a chat's messages; short-lived and renewed in the background. */
 export interface ChatLease {
   readonly chatId: number;
   /** Aborts when a renewal found the lease gone (expired, maybe taken by another job). */
   readonly lost: AbortSignal;
-  /** Stops the renewals and frees the chat. */
+  /** True once: the chat's send slot was free and taken with the lease. */
+  takePrefetchedSlot(): boolean;
+  /**
+   * A message just went out as `parts` Telegram messages: the chat is held a chat interval per
+   * part from now. Recorded with the next slot's wait or the release, not in a round trip of its own.
+   */
+  noteSent(parts: number): void;
+  /** Records a noted send's hold now (before the next slot is taken). */
+  flushSent(): Promise<void>;
+  /** Stops the renewals, records a noted send's hold and frees the chat. */
   release(): Promise<void>;
 }
 
@@ -23,6 +49,8 @@ export interface ChatLockOptions {
    * chat for no longer. Renewed every third of it while the holder lives.
    */
   ttlMs: number;
+  /** The pacer's keys: the lease takes the first slot and records the last hold with its own calls. */
+  pacer: PacerScriptArgs;
 }
 
 /**
@@ -36,11 +64,24 @@ export class ChatLocks {
 
   /** `abandon` (the job's signal) stops the renewals: a job handed back must not hold the chat. */
   async acquire(chatId: number, abandon?: AbortSignal): Promise<ChatLease | null> {
-    const { redis, ttlMs } = this.options;
+    const { redis, ttlMs, pacer } = this.options;
     const key = `${this.options.prefix}:notifier:chat-lock:${chatId}`;
+    const paceKey = pacer.chatKey(chatId);
     const token = randomUUID();
-    const taken = await redis.set(key, token, "PX", ttlMs, "NX");
-    if (taken !== "OK") return null;
+    const answer = (await redis.eval(
+      ACQUIRE_SCRIPT,
+      3,
+      key,
+      pacer.globalKey,
+      paceKey,
+      token,
+      String(ttlMs),
+      ...pacer.slotArgs,
+      randomUUID(),
+    )) as number[];
+    if (answer[0] !== 1) return null;
+    let prefetched = answer[1] === 0;
+    let owedParts = 0;
     const lost = new AbortController();
     const renew = async () => {
       try {
@@ -58,13 +99,30 @@ export class ChatLocks {
       abandon?.removeEventListener("abort", onAbandon);
       lost.abort(reason);
     }
+    const owedHoldMs = () => {
+      const ms = owedParts > 0 ? pacer.holdMs(owedParts) : 0;
+      owedParts = 0;
+      return ms;
+    };
     return {
       chatId,
       lost: lost.signal,
+      takePrefetchedSlot: () => {
+        const had = prefetched;
+        prefetched = false;
+        return had;
+      },
+      noteSent: (parts) => {
+        owedParts += parts;
+      },
+      flushSent: async () => {
+        const ms = owedHoldMs();
+        if (ms > 0) await redis.eval(HOLD_SCRIPT, 1, paceKey, String(ms));
+      },
       release: async () => {
         clearInterval(timer);
         abandon?.removeEventListener("abort", onAbandon);
-        await redis.eval(RELEASE_SCRIPT, 1, key, token);
+        await redis.eval(RELEASE_SCRIPT, 2, key, paceKey, token, String(owedHoldMs()));
       },
     };
   }

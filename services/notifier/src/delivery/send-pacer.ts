@@ -25,6 +25,19 @@ export interface SendPacer {
    * and as if each part of a long text had had a slot of its own.
    */
   sent(chatId: number, parts: number): Promise<void>;
+  /** Keys and arguments of `take_slot` / `hold_chat` for scripts that combine them with a lease. */
+  readonly scriptArgs: PacerScriptArgs;
+}
+
+export interface PacerScriptArgs {
+  globalKey: string;
+  chatKey(chatId: number): string;
+  /** limit, window ms, chat interval ms: `take_slot`'s arguments after the keys (member last). */
+  slotArgs: readonly [string, string, string];
+  /** ms a send of `parts` messages holds its chat. */
+  holdMs(parts: number): number;
+  /** What takeSlot does with a wait the combined script returned: throws, sleeps or returns. */
+  afterWait(waitMs: number, signal: AbortSignal): Promise<boolean>;
 }
 
 export interface SendPacerOptions {
@@ -49,34 +62,47 @@ const GLOBAL_WINDOW_MS = 1_050;
  * (a sorted set of the last window's slots, scored by Redis' own clock so every replica agrees).
  * Returns 0 when the slot is taken, the chat's wait in ms when the chat is held, or minus the
  * overall wait (always short, at most a window) when the bot is at its rate.
- * KEYS: global log, chat's next-allowed time. ARGV: limit, window ms, chat interval ms, member.
+ * Arguments: global log key, chat's next-allowed-time key, limit, window ms, chat interval ms, member.
+ * A Lua function so the chat lease's script can take a slot in the same round trip.
  */
-const TAKE_SLOT = `
-local t = redis.call("TIME")
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local chatNext = tonumber(redis.call("GET", KEYS[2]) or "0")
-if chatNext > now then return chatNext - now end
-local window = tonumber(ARGV[2])
-redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - window)
-if redis.call("ZCARD", KEYS[1]) >= tonumber(ARGV[1]) then
-  local oldest = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
-  return -math.max(1, tonumber(oldest[2]) + window - now + 1)
-end
-redis.call("ZADD", KEYS[1], now, ARGV[4])
-redis.call("PEXPIRE", KEYS[1], window)
-local interval = tonumber(ARGV[3])
-redis.call("SET", KEYS[2], now + interval, "PX", interval)
-return 0`;
+export const TAKE_SLOT_FN = `
+local function take_slot(globalKey, chatKey, limit, window, interval, member)
+  local t = redis.call("TIME")
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local chatNext = tonumber(redis.call("GET", chatKey) or "0")
+  if chatNext > now then return chatNext - now end
+  redis.call("ZREMRANGEBYSCORE", globalKey, "-inf", now - window)
+  if redis.call("ZCARD", globalKey) >= limit then
+    local oldest = redis.call("ZRANGE", globalKey, 0, 0, "WITHSCORES")
+    return -math.max(1, tonumber(oldest[2]) + window - now + 1)
+  end
+  redis.call("ZADD", globalKey, now, member)
+  redis.call("PEXPIRE", globalKey, window)
+  redis.call("SET", chatKey, now + interval, "PX", interval)
+  return 0
+end`;
+
+const TAKE_SLOT = `${TAKE_SLOT_FN}
+return take_slot(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4])`;
+
+/**
+ * Holds a chat for `ms` from now, never shortening a longer hold. A Lua function so releasing
+ * the chat lease can record the last send's hold in the same round trip.
+ */
+export const HOLD_CHAT_FN = `
+local function hold_chat(chatKey, ms)
+  local t = redis.call("TIME")
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local untilMs = now + ms
+  local current = tonumber(redis.call("GET", chatKey) or "0")
+  if current >= untilMs then return 0 end
+  redis.call("SET", chatKey, untilMs, "PX", ms)
+  return 1
+end`;
 
 /** The chat may not get anything for ARGV[1] ms from now (never shortens a longer hold). */
-const HOLD_CHAT = `
-local t = redis.call("TIME")
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local untilMs = now + tonumber(ARGV[1])
-local current = tonumber(redis.call("GET", KEYS[1]) or "0")
-if current >= untilMs then return 0 end
-redis.call("SET", KEYS[1], untilMs, "PX", tonumber(ARGV[1]))
-return 1`;
+const HOLD_CHAT = `${HOLD_CHAT_FN}
+return hold_chat(KEYS[1], tonumber(ARGV[1]))`;
 
 /**
  * Telegram's limits, about 30 messages a second overall and one a second per chat, kept in Redis
@@ -89,8 +115,18 @@ export function createSendPacer(options: SendPacerOptions): SendPacer {
   const chatKey = (chatId: number) => `${prefix}:notifier:pace-chat:${chatId}`;
   const maxInPlaceMs = chatIntervalMs + IN_PLACE_SLACK_MS;
 
+  const slotArgs = [String(globalPerSecond), String(GLOBAL_WINDOW_MS), String(chatIntervalMs)] as const;
+
   async function holdChat(chatId: number, waitMs: number): Promise<void> {
     await redis.eval(HOLD_CHAT, 1, chatKey(chatId), String(Math.max(1, Math.ceil(waitMs))));
+  }
+
+  /** True when the slot is taken; otherwise waits a short gap in place, or throws for a long hold. */
+  async function afterWait(waitMs: number, signal: AbortSignal): Promise<boolean> {
+    if (waitMs === 0) return true;
+    if (waitMs > maxInPlaceMs) throw new SlotDeferredError(waitMs);
+    await sleep(Math.abs(waitMs), undefined, { signal });
+    return false;
   }
 
   return {
@@ -99,23 +135,19 @@ export function createSendPacer(options: SendPacerOptions): SendPacer {
         signal.throwIfAborted();
         const member = randomUUID();
         const waitMs = Number(
-          await redis.eval(
-            TAKE_SLOT,
-            2,
-            globalKey,
-            chatKey(chatId),
-            String(globalPerSecond),
-            String(GLOBAL_WINDOW_MS),
-            String(chatIntervalMs),
-            member,
-          ),
+          await redis.eval(TAKE_SLOT, 2, globalKey, chatKey(chatId), ...slotArgs, member),
         );
-        if (waitMs === 0) return;
-        if (waitMs > maxInPlaceMs) throw new SlotDeferredError(waitMs);
-        await sleep(Math.abs(waitMs), undefined, { signal });
+        if (await afterWait(waitMs, signal)) return;
       }
     },
     holdChat,
+    scriptArgs: {
+      globalKey,
+      chatKey,
+      slotArgs,
+      holdMs: (parts) => parts * chatIntervalMs,
+      afterWait,
+    },
     async sent(chatId, parts) {
       if (parts > 0) await holdChat(chatId, parts * chatIntervalMs);
     },

@@ -1,0 +1,196 @@
+/**
+ * Memory of the all-in-one (all six services in one process, as `pnpm start` runs it: the tsc
+ * build under plain node) against a bare BullMQ worker (plain node, one no-op worker): RSS idle,
+ * and after 10k notify jobs (each a real handler run: a notification that does not exist is
+ * looked up and skipped). `--smoke` runs the all-in-one from source under tsx (no build) with
+ * 200 jobs, so its numbers include tsx.
+ * `pnpm tsx bench/rss.ts [--smoke]`
+ */
+import { execFileSync, fork, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
+import { JOB_CATALOG } from "../packages/contracts/src/index.ts";
+import { defaultJobOptions } from "../packages/runtime/src/index.ts";
+import { FakeTelegram } from "../packages/testkit/src/index.ts";
+import { benchDatabase, benchId, DATABASE_URL, REDIS_URL } from "./lib/bench-env.ts";
+import { endChild, nextMessage } from "./lib/child-process.ts";
+import { benchMain, ratioRow, type BenchOptions, type BenchRow } from "./lib/bench-harness.ts";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const QUEUE = "notify" as const;
+const MB = 1024 * 1024;
+
+function rssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+  return kb * 1024;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+async function until(what: string, check: () => Promise<boolean>, ms = 120_000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!(await check().catch(() => false))) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Queues `count` notify jobs and waits until none is waiting, active or delayed. */
+async function runJobs(prefix: string, count: number): Promise<void> {
+  const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const queue = new Queue(QUEUE, { connection, prefix, defaultJobOptions: defaultJobOptions(QUEUE) });
+  try {
+    for (let i = 0; i < count; i += 1000) {
+      const n = Math.min(1000, count - i);
+      await queue.addBulk(
+        Array.from({ length: n }, (_, k) => ({
+          name: JOB_CATALOG[QUEUE].jobName,
+          data: { v: 1 as const, kind: "message" as const, notificationId: 1_000_000 + i + k },
+          opts: { jobId: `rss-${i + k}` },
+        })),
+      );
+    }
+    await until(
+      "the jobs to finish",
+      async () => {
+        const counts = await queue.getJobCounts("waiting", "active", "delayed", "prioritized");
+        return Object.values(counts).every((c) => c === 0);
+      },
+      600_000,
+    );
+  } finally {
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+    connection.disconnect();
+  }
+}
+
+interface Measured {
+  idle: number;
+  afterJobs: number;
+}
+
+/** Idle RSS after `settleMs`, then RSS once `jobs` jobs ran and `settleMs` passed again. */
+async function measure(
+  child: ChildProcess,
+  prefix: string,
+  jobs: number,
+  settleMs: number,
+): Promise<Measured> {
+  await new Promise((r) => setTimeout(r, settleMs));
+  const idle = rssBytes(child.pid!);
+  await runJobs(prefix, jobs);
+  await new Promise((r) => setTimeout(r, settleMs));
+  return { idle, afterJobs: rssBytes(child.pid!) };
+}
+
+async function bareWorker(prefix: string, jobs: number, settleMs: number): Promise<Measured> {
+  const child = fork(
+    fileURLToPath(new URL("./lib/bare-worker.mjs", import.meta.url)),
+    [REDIS_URL, prefix, QUEUE, "8"],
+    {
+      cwd: ROOT,
+      execArgv: [],
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    },
+  );
+  try {
+    await nextMessage(child, (m) => (m === "ready" ? true : undefined));
+    return await measure(child, prefix, jobs, settleMs);
+  } finally {
+    await endChild(child);
+  }
+}
+
+async function allInOne(
+  options: BenchOptions,
+  prefix: string,
+  jobs: number,
+  settleMs: number,
+): Promise<Measured> {
+  const { schema, drop } = await benchDatabase("rss");
+  const telegram = await new FakeTelegram().start();
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    DATABASE_URL,
+    DATABASE_SCHEMA: schema,
+    REDIS_URL,
+    QUEUE_PREFIX: prefix,
+    LOG_LEVEL: "warn",
+    HTTP_HOST: "127.0.0.1",
+    HTTP_PORT: String(port),
+    BULL_BOARD_DISABLED: "true",
+    TELEGRAM_BOT_TOKEN: telegram.token,
+    TELEGRAM_API_ROOT: telegram.url,
+    TELEGRAM_ALLOWED_CHAT_IDS: "1",
+    // Nothing listens there: the analyst is idle in this bench, and start-up does not need it.
+    OPENCODE_URL: `http://127.0.0.1:${await freePort()}`,
+  };
+  let child: ChildProcess;
+  if (options.smoke) {
+    child = fork(fileURLToPath(new URL("../services/all-in-one/src/main.ts", import.meta.url)), [], {
+      cwd: ROOT,
+      env,
+      execArgv: ["--import", "tsx", "--conditions=ratatoskr-source"],
+      stdio: ["ignore", "ignore", "inherit", "ipc"],
+    });
+  } else {
+    execFileSync(process.execPath, ["scripts/build.mjs", "--if-stale"], { cwd: ROOT, stdio: "inherit" });
+    child = fork(fileURLToPath(new URL("../services/all-in-one/dist/main.js", import.meta.url)), [], {
+      cwd: ROOT,
+      env,
+      execArgv: [],
+      stdio: ["ignore", "ignore", "inherit", "ipc"],
+    });
+  }
+  try {
+    // Live, not ready: readiness includes opencode, which this bench does not run.
+    await until("the all-in-one to be up", async () => {
+      if (child.exitCode !== null) throw new Error(`all-in-one exited ${child.exitCode}`);
+      return (await fetch(`http://127.0.0.1:${port}/health/live`)).ok;
+    });
+    return await measure(child, prefix, jobs, settleMs);
+  } finally {
+    child.kill("SIGTERM");
+    await endChild(child);
+    await telegram.stop();
+    await drop();
+  }
+}
+
+export async function run(options: BenchOptions): Promise<BenchRow[]> {
+  const jobs = options.smoke ? 200 : 10_000;
+  const settleMs = options.smoke ? 500 : 5_000;
+  const floor = await bareWorker(benchId("rss_bare"), jobs, settleMs);
+  const ours = await allInOne(options, benchId("rss_all"), jobs, settleMs);
+  const how = options.smoke ? "all-in-one under tsx (smoke)" : "all-in-one built, plain node";
+  return [
+    ratioRow(options, {
+      measure: "RSS idle, all-in-one vs bare BullMQ worker",
+      ours: ours.idle / MB,
+      floor: floor.idle / MB,
+      unit: "MB",
+      maxRatio: 1.5,
+      note: how,
+    }),
+    ratioRow(options, {
+      measure: `RSS after ${jobs.toLocaleString("en")} notify jobs`,
+      ours: ours.afterJobs / MB,
+      floor: floor.afterJobs / MB,
+      unit: "MB",
+    }),
+  ];
+}
+
+benchMain(import.meta.url, run);
