@@ -105,7 +105,7 @@ export const serviceInfoConfig = {
   service: {
     version: envString("SERVICE_VERSION", {
       default: "dev",
-      description: "Version reported by /status and logs",
+      description: "Version reported by /health/live and in every log line",
     }),
   },
 };
