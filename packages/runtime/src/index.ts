@@ -13,6 +13,7 @@ export * from "./metrics/service-metrics.ts";
 export * from "./worker/job-errors.ts";
 export * from "./worker/job-result.ts";
 export * from "./worker/retry-later.ts";
+export * from "./worker/outage-errors.ts";
 export * from "./worker/run-worker.ts";
 export * from "./worker/handler-map.ts";
 export * from "./worker/job-progress.ts";

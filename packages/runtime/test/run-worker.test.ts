@@ -97,6 +97,29 @@ describe("runWorker", () => {
     ).toBe(1);
   });
 
+  it("waits out a database outage without using the job's attempts", async () => {
+    let calls = 0;
+    h.startWorker(
+      "review",
+      async () => {
+        calls += 1;
+        // More outage failures than the review queue has attempts (2).
+        if (calls <= 4) throw Object.assign(new Error("Can't reach database server at 127.0.0.1:5432"), { code: "P1001" });
+        return { reviewed: true };
+      },
+      { outageDelayMs: 20 },
+    );
+    await h.queues.enqueue(jobRequest("review", { v: 1, taskId: 6, kind: "diff", round: 1 }, "6-review-1"));
+
+    const job = await finished("review", "6-review-1");
+    expect(await job.getState()).toBe("completed");
+    expect(calls).toBe(5);
+    // Only the run that succeeded counts: the four waits used none of the two attempts.
+    expect(job.attemptsMade).toBe(1);
+    const waits = h.captured.lines().filter((l) => String(l.msg).includes("outage"));
+    expect(waits.map((l) => l.level)).toEqual(["warn", "debug", "debug", "debug"]);
+  });
+
   it("fails a transient error for good once its attempts are used up", async () => {
     const handler = vi.fn(async () => {
       throw new Error("opencode answered 503");

@@ -115,4 +115,33 @@ describe("POST /webhooks/gitea", () => {
     }, WAIT);
     expect(await h.prisma.task.count({ where: { commentId: BigInt(comment.id!) } })).toBe(1);
   });
+
+  it("accepts 40 different comments posted at once, each once and as its own task, their repeats as duplicates", async () => {
+    const ids = Array.from({ length: 40 }, (_, i) => 900_200 + i);
+    // Last in this file: its 40 commands queue on issue 1 behind nothing the other tests wait for.
+    // Every comment twice, interleaved, so repeats land in the same written batch and in later ones.
+    const bodies = [...ids, ...ids].map((id) => ({
+      id,
+      body: giteaJson(payload(id, `/agent discuss batch ${id}`)),
+    }));
+    const answers = await Promise.all(
+      bodies.map(async ({ id, body }) => ({ id, res: await h.gitea.webhooks.postRaw(headers(body), body) })),
+    );
+    for (const id of ids) {
+      const mine = answers
+        .filter((a) => a.id === id)
+        .map((a) => a.res.status)
+        .sort();
+      expect(mine, `comment ${id}`).toEqual([200, 202]);
+    }
+    const tasks = await h.prisma.task.findMany({ where: { commentId: { in: ids.map(BigInt) } } });
+    expect(tasks.map((t) => [Number(t.commentId), t.commandMessage]).sort()).toEqual(
+      ids.map((id) => [id, `batch ${id}`]),
+    );
+    // Each accepted answer names the task made for its own comment.
+    for (const { id, res } of answers.filter((a) => a.res.status === 202)) {
+      const taskId = (JSON.parse(res.text) as { taskId: number }).taskId;
+      expect(Number(tasks.find((t) => t.id === taskId)?.commentId)).toBe(id);
+    }
+  });
 });

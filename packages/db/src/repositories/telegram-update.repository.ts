@@ -91,6 +91,13 @@ export class TelegramUpdateRepository {
     return row ? toClaimed(row) : null;
   }
 
+  /** Holds a claimed update `leaseMs` longer (its handling is still under way). */
+  async extendLease(updateId: number, leaseMs: number): Promise<void> {
+    await this.db.$executeRaw`
+      UPDATE telegram_updates SET locked_until = now() + ${leaseMs} * interval '1 millisecond'
+      WHERE update_id = ${BigInt(updateId)} AND status = 'pending'`;
+  }
+
   async markDone(updateId: number): Promise<void> {
     await this.db.$executeRaw`
       UPDATE telegram_updates SET status = 'done', handled_at = now(), locked_until = NULL, error = NULL

@@ -10,6 +10,7 @@ import { settlesWithin } from "../util/with-timeout.ts";
 import { InFlightJobs } from "./in-flight-jobs.ts";
 import { classifyFailure } from "./job-errors.ts";
 import { isSkipped } from "./job-result.ts";
+import { isOutageError, outageDelayMs } from "./outage-errors.ts";
 import { RetryLaterError } from "./retry-later.ts";
 
 export interface JobContext<Q extends QueueName> {
@@ -43,6 +44,8 @@ export interface RunWorkerOptions<Q extends QueueName> {
   lockDurationMs?: number;
   /** How often stalled jobs are looked for (default 10_000). */
   stalledIntervalMs?: number;
+  /** First wait of a job whose dependency is away (default 1_000); doubles up to 10×. */
+  outageDelayMs?: number;
 }
 
 /** drained: every job finished; handed-back: the rest went back to wait; abandoned: Redis did not answer. */
@@ -84,6 +87,8 @@ export function runWorker<Q extends QueueName>(opts: RunWorkerOptions<Q>): Worke
   const reported = new WeakSet<Error>();
 
   const count = (outcome: JobOutcome) => metrics.jobsProcessed.inc({ queue, outcome });
+  /** Outage retries per job in this process: the backoff grows while the outage lasts. */
+  const outageRetries = new Map<string, number>();
 
   function failAttempt(err: unknown, job: Job, jobLog: Logger): Error {
     const reason = classifyFailure(err);
@@ -131,6 +136,7 @@ export function runWorker<Q extends QueueName>(opts: RunWorkerOptions<Q>): Worke
         },
       };
       const result = await Promise.race([handler(data, context), running.handedBack]);
+      outageRetries.delete(job.id ?? "");
       const outcome = isSkipped(result) ? "skipped" : "completed";
       count(outcome);
       // Per-job success lines are debug: at info the log carries what needs attention.
@@ -155,6 +161,20 @@ export function runWorker<Q extends QueueName>(opts: RunWorkerOptions<Q>): Worke
         // BullMQ leaves a job alone after DelayedError: it is already in `delayed`.
         throw new DelayedError();
       }
+      if (token !== undefined && isOutageError(err)) {
+        // Postgres or Redis away: the job waits it out without using an attempt (issue 7, item 3).
+        const key = job.id ?? "";
+        const retry = (outageRetries.get(key) ?? 0) + 1;
+        const delayMs = outageDelayMs(retry, opts.outageDelayMs);
+        await job.moveToDelayed(Date.now() + delayMs, token);
+        outageRetries.set(key, retry);
+        count("retrying");
+        const fields = { err: scrubError(err), retry, delayMs };
+        if (retry === 1) jobLog().warn(fields, "job waits out an outage, attempt not counted");
+        else jobLog().debug(fields, "job still waiting out an outage");
+        throw new DelayedError();
+      }
+      outageRetries.delete(job.id ?? "");
       throw failAttempt(err, job, jobLog());
     } finally {
       inFlight.finish(job);

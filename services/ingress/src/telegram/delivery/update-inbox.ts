@@ -4,7 +4,7 @@ import { isPoison, PoisonUpdateError } from "./update-failure.ts";
 
 export type UpdateStore = Pick<
   TelegramUpdateRepository,
-  "claimNext" | "markDone" | "markPoison" | "postpone" | "ready"
+  "claimNext" | "extendLease" | "markDone" | "markPoison" | "postpone" | "ready"
 >;
 
 export interface UpdateInboxOptions {
@@ -12,7 +12,10 @@ export interface UpdateInboxOptions {
   /** Handles one stored update; throws PoisonUpdateError for one that can never be handled. */
   handle(update: unknown): Promise<void>;
   logger: Logger;
-  /** How long a claimed update is held; a replica that died holding it frees it after this. */
+  /**
+   * How long a claimed update is held; renewed every third of it while it is handled, so a
+   * replica that died holding it frees it after this (default 10 s), however long handling takes.
+   */
   leaseMs?: number;
   /** How often stored updates nobody is working on are looked for (other replicas', a crash's). */
   sweepIntervalMs?: number;
@@ -47,7 +50,7 @@ export class UpdateInbox {
   private readonly maxRetryDelayMs: number;
 
   constructor(private readonly opts: UpdateInboxOptions) {
-    this.leaseMs = opts.leaseMs ?? 30_000;
+    this.leaseMs = opts.leaseMs ?? 10_000;
     this.retryDelayMs = opts.retryDelayMs ?? 500;
     this.maxRetryDelayMs = opts.maxRetryDelayMs ?? 30_000;
   }
@@ -139,6 +142,18 @@ export class UpdateInbox {
 
   /** True when the update is settled (done or poison), false when it waits for a retry. */
   private async handleOne(key: InboxKey, update: ClaimedUpdate): Promise<boolean> {
+    // Held while handled and while its outcome is recorded: only a dead replica's lease runs out.
+    const renewal = setInterval(() => {
+      this.opts.store.extendLease(update.updateId, this.leaseMs).catch(() => undefined);
+    }, this.leaseMs / 3);
+    try {
+      return await this.handleHeld(key, update, () => clearInterval(renewal));
+    } finally {
+      clearInterval(renewal);
+    }
+  }
+
+  private async handleHeld(key: InboxKey, update: ClaimedUpdate, release: () => void): Promise<boolean> {
     const { logger } = this.opts;
     const ids = { updateId: update.updateId, chatId: update.chatId };
     try {
@@ -160,6 +175,7 @@ export class UpdateInbox {
         { err, ...ids, attempt: update.attempts + 1, retryInMs },
         "telegram update failed; will retry",
       );
+      release();
       await this.opts.store.postpone(update.updateId, retryInMs, String(err)).catch(() => undefined);
       this.later(key, retryInMs + 50);
       return false;
