@@ -40,7 +40,7 @@ describe("loadConfig", () => {
       },
       queue: { prefix: "ratatoskr" },
       database: { url: validEnv.DATABASE_URL, schema: undefined },
-      log: { level: "info" },
+      log: { level: "info", format: "auto" },
       shutdown: { timeoutMs: 30_000 },
       http: { host: "0.0.0.0", port: 8080 },
       service: { version: "dev" },
@@ -166,6 +166,7 @@ describe("describeConfig", () => {
       "DATABASE_URL",
       "DATABASE_SCHEMA",
       "LOG_LEVEL",
+      "LOG_FORMAT",
       "SHUTDOWN_TIMEOUT_MS",
       "HTTP_HOST",
       "HTTP_PORT",
@@ -186,7 +187,7 @@ describe("describeConfig", () => {
 
   it("renders a markdown table row per variable", () => {
     const table = renderConfigTable(baseConfigSchema).split("\n");
-    expect(table).toHaveLength(2 + 13);
+    expect(table).toHaveLength(2 + 14);
     expect(table).toContain(
       "| `QUEUE_PREFIX` | `ratatoskr` | BullMQ key prefix; every service sharing the queues must use the same one; hash-tagged ({ratatoskr}) on a Redis Cluster (text matching /^(?:[A-Za-z0-9_-]+\\|\\{[A-Za-z0-9_-]+\\})$/) |",
     );
@@ -212,7 +213,7 @@ describe("README", () => {
     const readme = await readFile(new URL("../README.md", import.meta.url), "utf8");
     const table = /<!-- config-table:start -->([\s\S]*?)<!-- config-table:end -->/.exec(readme)?.[1] ?? "";
     const expected = cells(renderConfigTable(baseConfigSchema));
-    expect(expected).toHaveLength(14);
+    expect(expected).toHaveLength(15);
     expect(cells(table)).toEqual(expected);
   });
 });

@@ -69,6 +69,7 @@ export async function startHost(opts: StartHostOptions): Promise<RunningHost> {
   const logger = createLogger({
     service: opts.name,
     level: config.log.level,
+    format: config.log.format,
     version: config.service.version,
   });
   const shutdown = new ShutdownRegistry({ logger, ...(opts.exit ? { exit: opts.exit } : {}) });

@@ -63,12 +63,19 @@ export const databaseConfig = {
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+export const LOG_FORMATS = ["auto", "json", "pretty"] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export const logConfig = {
   log: {
     level: envEnum("LOG_LEVEL", LOG_LEVELS, {
       default: "info",
       description: "Minimum level written to stdout",
+    }),
+    format: envEnum("LOG_FORMAT", LOG_FORMATS, {
+      default: "auto",
+      description:
+        "auto: readable coloured lines (pino-pretty) when stdout is a terminal, JSON lines otherwise",
     }),
   },
 };
@@ -98,7 +105,7 @@ export const serviceInfoConfig = {
   service: {
     version: envString("SERVICE_VERSION", {
       default: "dev",
-      description: "Version reported by /status and logs",
+      description: "Version reported by /health/live and in every log line",
     }),
   },
 };

@@ -25,10 +25,15 @@ export function redisCheck(connection: Redis): ReadinessCheck {
  * The workers can take jobs: their Redis connection is up (a worker connection queues commands
  * while Redis is away, so a bare PING would only hang) and every worker is running.
  */
-export function workerCheck(connection: Redis, workers: () => ReadonlyArray<{ isRunning(): boolean; name: string }>): ReadinessCheck {
+export function workerCheck(
+  connection: Redis,
+  workers: () => ReadonlyArray<{ isRunning(): boolean; name: string }>,
+): ReadinessCheck {
   return async () => {
     if (connection.status !== "ready") throw new Error(`worker connection is ${connection.status}`);
-    const stopped = workers().filter((w) => !w.isRunning()).map((w) => w.name);
+    const stopped = workers()
+      .filter((w) => !w.isRunning())
+      .map((w) => w.name);
     if (stopped.length > 0) throw new Error(`workers not running: ${stopped.join(", ")}`);
     const reply = await connection.ping();
     if (reply !== "PONG") throw new Error(`unexpected PING reply ${JSON.stringify(reply)}`);

@@ -1,5 +1,7 @@
+import { createRequire } from "node:module";
 import { pino, type DestinationStream, type Logger } from "pino";
-import type { LogLevel } from "../config/base-config.ts";
+import type PinoPretty from "pino-pretty";
+import type { LogFormat, LogLevel } from "../config/base-config.ts";
 import { REDACTED, scrubSecrets } from "./secret-scrubber.ts";
 
 export type { Logger } from "pino";
@@ -70,15 +72,43 @@ export interface CreateLoggerOptions {
   destination?: DestinationStream;
   /** Service-specific secret keys on top of the built-in list. */
   secretKeys?: readonly string[];
+  /** LOG_FORMAT: `auto` (the default) is pretty on a terminal, JSON anywhere else. */
+  format?: LogFormat;
+  /** Whether stdout is a terminal (tests pass it); `process.stdout.isTTY` when omitted. */
+  isTTY?: boolean;
+}
+
+/** Pure: the format lines are written in. */
+export function resolveLogFormat(format: LogFormat = "auto", isTTY = false): "json" | "pretty" {
+  if (format === "auto") return isTTY ? "pretty" : "json";
+  return format;
+}
+
+/** pino-pretty, loaded only when a person reads the logs; colours only on a terminal. */
+function prettyStream(destination: DestinationStream | undefined, colorize: boolean): DestinationStream {
+  const pretty = createRequire(import.meta.url)("pino-pretty") as typeof PinoPretty;
+  return pretty({
+    colorize,
+    sync: true,
+    translateTime: "SYS:HH:MM:ss.l",
+    ignore: "pid,hostname",
+    ...(destination ? { destination } : {}),
+  });
 }
 
 /**
- * JSON logger with `service` on every line. Secrets are removed twice: by key (one walk over the
+ * JSON logger with `service` on every line (pretty lines for a person at a terminal, see
+ * resolveLogFormat). Secrets are removed twice: by key (one walk over the
  * logged object) and by content (a serialized line that may hold one is scrubbed, which also
  * covers messages and error stacks).
  */
 export function createLogger(opts: CreateLoggerOptions): Logger {
   const redact = createKeyRedactor(opts.secretKeys);
+  const isTTY = opts.isTTY ?? process.stdout.isTTY === true;
+  const destination =
+    resolveLogFormat(opts.format, isTTY) === "pretty"
+      ? prettyStream(opts.destination, isTTY)
+      : opts.destination;
   return pino(
     {
       level: opts.level,
@@ -87,7 +117,7 @@ export function createLogger(opts: CreateLoggerOptions): Logger {
       formatters: { level: (label) => ({ level: label }), log: redact, bindings: redact },
       hooks: { streamWrite: scrubSecrets },
     },
-    opts.destination,
+    destination,
   );
 }
 

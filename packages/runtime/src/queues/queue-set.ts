@@ -62,7 +62,11 @@ export function createQueues(opts: CreateQueuesOptions): QueueSet {
     });
     // Without a listener BullMQ falls back to console.error for connection errors; an outage is
     // told once (and reminded), not once per failed call.
-    const outage = createOutageLog({ logger: log.child({ queue: name }), what: `${name} queue's redis`, describe: scrubError });
+    const outage = createOutageLog({
+      logger: log.child({ queue: name }),
+      what: `${name} queue's redis`,
+      describe: scrubError,
+    });
     queue.on("error", (err) => outage.failed(err));
     opts.connection.on("ready", () => outage.recovered());
     return [name, queue] as const;

@@ -1,0 +1,66 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  makePostgresTemplate,
+  startOpencodeServer,
+  startScriptedModel,
+  type OpencodeServer,
+  type ScriptedModel,
+} from "@ratatoskr/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TrialRow } from "../chaos/report.ts";
+import { runTrial } from "../chaos/run-trial.ts";
+import { TRIALS } from "../chaos/trials.ts";
+import type { Shared } from "../chaos/world.ts";
+
+/**
+ * One round of each `pnpm chaos` trial (the quick round; `pnpm chaos --runs 10` is the full
+ * count): ingress, analyst and notifier as separate processes, each trial with its own
+ * redis-server and Postgres, killed, wiped, stopped and lied to. Nothing a person wrote may be
+ * lost, answered twice or left stuck.
+ *
+ * Not here, still open under issue 7 item 6 (the notifier's send semantics) and run by
+ * `pnpm chaos`: notifier-killed, telegram-slow, telegram-reset.
+ */
+const OPEN_ELSEWHERE = new Set(["notifier-killed", "telegram-slow", "telegram-reset"]);
+const REPO = fileURLToPath(new URL("../", import.meta.url));
+
+let model: ScriptedModel;
+let opencode: OpencodeServer;
+let template: { dir: string; remove(): Promise<void> };
+let workspace: string;
+let logDir: string;
+let shared: Shared;
+
+beforeAll(async () => {
+  [model, template, workspace, logDir] = await Promise.all([
+    startScriptedModel(),
+    makePostgresTemplate(),
+    mkdtemp(join(tmpdir(), "ratatoskr-chaos-ws-")),
+    mkdtemp(join(tmpdir(), "ratatoskr-chaos-logs-")),
+  ]);
+  opencode = await startOpencodeServer({ provider: { baseUrl: model.url }, agentsDir: join(REPO, "agents") });
+  shared = { model, opencode, pgTemplate: template.dir, workspace, logDir };
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.allSettled([opencode?.stop(), model?.close()]);
+  // The services' logs stay in logDir (named in a failure's message).
+  await Promise.allSettled([template?.remove(), rm(workspace, { recursive: true, force: true })]);
+});
+
+describe("chaos, one round of each trial", () => {
+  for (const trial of TRIALS.filter((t) => !OPEN_ELSEWHERE.has(t.name))) {
+    it(`${trial.name}: ${trial.fault}`, async () => {
+      const log: string[] = [];
+      const row: TrialRow = await runTrial(trial, 1, shared, (line) => log.push(line));
+      expect(
+        { error: row.error, lost: row.lost, duplicated: row.duplicated, stuck: row.stuck },
+        `${log.join("\n")}\nservice logs: ${join(logDir, trial.name)}`,
+      ).toEqual({ error: undefined, lost: 0, duplicated: 0, stuck: 0 });
+      expect(row.runs).toBe(1);
+    }, 300_000);
+  }
+});
