@@ -8,6 +8,8 @@ export interface GitRunnerOptions {
   readonly author: GitAuthor;
   /** Kill a git command that produced no output for this long, in ms. */
   readonly timeoutMs: number;
+  /** Told how long each command took (debug timing: the pipeline bench splits git time from it). */
+  readonly onCommand?: (ctx: GitFailureContext, ms: number) => void;
 }
 
 export interface RunOptions {
@@ -36,11 +38,14 @@ export function createGitRunner(options: GitRunnerOptions): GitRunner {
   };
   return {
     async run(cwd, args, opts) {
+      const started = performance.now();
       try {
         return await git(cwd, opts.withCredentials ?? false).raw([...args]);
       } catch (error) {
         const output = redactSecrets(error instanceof GitError ? error.message : String(error), options.remote);
         throw opts.onFailure?.(output) ?? classifyGitFailure(output, opts.ctx);
+      } finally {
+        options.onCommand?.(opts.ctx, Math.round(performance.now() - started));
       }
     },
   };

@@ -109,6 +109,7 @@ export function createGitWorkspaces(options: GitWorkspacesOptions): GitWorkspace
     remote,
     author: options.author ?? DEFAULT_AUTHOR,
     timeoutMs: options.commandTimeoutMs ?? 120_000,
+    onCommand: ({ op, repo }, ms) => logger.debug({ op, repo, ms }, "git command"),
   });
   const now = options.now ?? Date.now;
   const lock = keyedLock();

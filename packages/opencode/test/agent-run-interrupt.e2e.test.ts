@@ -48,11 +48,40 @@ describe("interrupting runs", () => {
     await waitFor("the session to stop", async () => !(await isActive(result.sessionId as string)));
   });
 
+  it("fires the idle timeout on time, counted from the turn's last progress (not up to idle/2 late)", async () => {
+    const m = marker("late-idle");
+    fx.model.addRule({ match: { promptIncludes: m }, reply: [reply.text("too late", { delayMs: 30_000 })] });
+    const idleTimeoutMs = 8_000;
+    const result = await fx.client.runAgent({ agent: "judge", directory: fx.sharedDir, prompt: `think ${m}`, policy: {}, idleTimeoutMs, hardTimeoutMs: 40_000 });
+    const returnedAt = Date.now();
+
+    expect(result.timeoutKind).toBe("idle");
+    // opencode's last sign of progress is the step that calls the model; nothing comes after it.
+    const calledAt = fx.model.requests.find((r) => r.lastUserText.includes(m))?.receivedAt as number;
+    expect(returnedAt - calledAt).toBeGreaterThanOrEqual(idleTimeoutMs - 1_000);
+    // The timeout itself, plus at most the ~2 s the interrupt may take — never idle/2 (4 s) late.
+    expect(returnedAt - calledAt).toBeLessThan(idleTimeoutMs + 3_000);
+  }, 45_000);
+
+  it("lets an answer that streams longer than the idle timeout finish while the event stream is live", async () => {
+    const m = marker("long-stream");
+    const text = "y".repeat(80);
+    // 8 s of streaming in one text part: the messages show its text only when the part ends.
+    fx.model.addRule({ match: { promptIncludes: m }, reply: [reply.text(text, { chunks: 40, chunkDelayMs: 200 })] });
+    const before = fx.warnings.length;
+    const result = await fx.client.runAgent({ agent: "judge", directory: fx.sharedDir, prompt: `stream ${m}`, policy: {}, idleTimeoutMs: 3_000, hardTimeoutMs: 40_000 });
+
+    expect(result.outcome).toBe("ok");
+    expect(result.output).toBe(text);
+    expect(fx.warnings.slice(before).map((w) => w.message)).toEqual([]);
+  }, 45_000);
+
   it("hits the hard timeout while the model keeps streaming (progress resets idle)", async () => {
     const m = marker("hard");
     const text = "x".repeat(200);
     fx.model.addRule({ match: { promptIncludes: m }, reply: [reply.text(text, { chunks: 100, chunkDelayMs: 100 })] });
-    const result = await fx.client.runAgent({ agent: "judge", directory: fx.sharedDir, prompt: `stream ${m}`, policy: {}, idleTimeoutMs: 1_500, hardTimeoutMs: 3_500 });
+    // Idle well above a loaded server's stalls (seconds at load 20 on 2 cores); the stream outlasts the hard limit.
+    const result = await fx.client.runAgent({ agent: "judge", directory: fx.sharedDir, prompt: `stream ${m}`, policy: {}, idleTimeoutMs: 4_000, hardTimeoutMs: 8_000 });
 
     expect(result.outcome).toBe("timeout");
     expect(result.timeoutKind).toBe("hard");

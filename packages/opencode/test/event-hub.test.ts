@@ -15,6 +15,10 @@ describe("parseSessionEvent", () => {
     expect(kind("permission.v2.asked")).toBe("ask");
     expect(kind("question.v2.asked")).toBe("ask");
     expect(kind("session.next.text.delta")).toBe("progress");
+    expect(kind("session.next.prompted")).toBe("start");
+    expect(kind("session.next.step.started")).toBe("start");
+    expect(kind("session.status", { status: { type: "busy" } })).toBe("start");
+    expect(kind("session.next.prompt.admitted")).toBe("progress");
   });
 
   it("reads the session from durable events and ignores events of no session", () => {

@@ -11,6 +11,7 @@ const base = (over: Partial<PollState> = {}): PollState => ({
   trusted: true,
   resync: false,
   started: true,
+  begun: true,
   confirming: false,
   lastObservation: 12_000,
   lastFetch: 0,
@@ -61,10 +62,11 @@ describe("poll plan with trusted events", () => {
     expect(fetchAlongside(base({ confirming: true }))).toBe(true);
   });
 
-  it("does not read messages of a turn still being set up, until a silent one must be told apart", () => {
-    expect(needsMessages(base({ started: false, now: 10_400 }), false)).toBe(false);
-    expect(needsMessages(base({ started: false, now: 11_100 }), false)).toBe(true);
-    expect(needsMessages(base({ started: false, now: 10_400, lastEndAt: 10_300 }), false)).toBe(true);
+  it("reads no messages of a prompt opencode has not taken up, however long it queues; once taken up it looks", () => {
+    expect(needsMessages(base({ started: false, begun: false, now: 10_400 }), false)).toBe(false);
+    expect(needsMessages(base({ started: false, begun: false, now: 40_000 }), false)).toBe(false);
+    expect(needsMessages(base({ started: false, begun: true, now: 10_400 }), false)).toBe(true);
+    expect(needsMessages(base({ started: false, begun: false, now: 10_400, lastEndAt: 10_300 }), false)).toBe(true);
     expect(needsMessages(base(), false)).toBe(true);
   });
 });
@@ -86,9 +88,9 @@ describe("nextPollDelay with trusted events", () => {
     expect(nextPollDelay({ ...live, sinceActivityMs: 50, started: true })).toBeLessThanOrEqual(50);
   });
 
-  it("looks again at a session not yet running once the silence check is due", () => {
-    expect(nextPollDelay({ ...live, sinceActivityMs: 10_000, started: false, sinceAdmitMs: 100 })).toBe(900);
-    expect(nextPollDelay({ ...live, sinceActivityMs: 10_000, started: false, sinceAdmitMs: 1_500 })).toBe(200);
+  it("waits for opencode's word on a queued prompt, then polls briskly until it is seen running (or silent)", () => {
+    expect(nextPollDelay({ ...live, sinceActivityMs: 10_000, started: false, begun: false })).toBe(2_000);
+    expect(nextPollDelay({ ...live, sinceActivityMs: 10_000, started: false, begun: true })).toBe(100);
   });
 });
 
@@ -103,11 +105,41 @@ describe("LocationWarmup", () => {
       },
     } as unknown as OpencodeApi;
     const warmup = new LocationWarmup(api);
-    const results = await Promise.all([warmup.ready("/a"), warmup.ready("/a"), warmup.ready("/a"), warmup.ready("/a")]);
+    await Promise.all([warmup.ready("/a", undefined), warmup.ready("/a", undefined), warmup.ready("/a", undefined), warmup.ready("/a", undefined)]);
     expect(calls).toBe(2); // one listing while booting, one ready — not four of each
-    expect(results.every((r) => r.length === 1)).toBe(true);
-    expect(await warmup.ready("/a")).toEqual([{ id: "scripted", providerID: "fake" }]);
+    await warmup.ready("/a", undefined);
     expect(calls).toBe(2);
+  });
+
+  it("waits for the run's provider in the directory, reading the model list only to tell booting from missing", { timeout: 10_000 }, async () => {
+    const seen: string[] = [];
+    let booted = false;
+    const api = {
+      hasProvider: async (_dir: string, provider: string) => {
+        seen.push(`provider ${provider}`);
+        return booted && provider === "fake";
+      },
+      models: async () => {
+        seen.push("models");
+        const listed = booted ? [{ id: "scripted", providerID: "fake" }] : [];
+        booted = true; // the next look finds the location booted
+        return listed;
+      },
+    } as unknown as OpencodeApi;
+    const warmup = new LocationWarmup(api);
+    await warmup.ready("/c", "fake");
+    expect(seen).toEqual(["provider fake", "models", "provider fake"]);
+    await warmup.ready("/c", "fake");
+    expect(seen).toHaveLength(3); // cached
+
+    // A booted location without the provider: no endless wait (the prompt's silence will say
+    // why), and the expensive model list is read once, not on every look.
+    seen.length = 0;
+    const started = Date.now();
+    await warmup.ready("/c", "nope");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3_000);
+    expect(seen.filter((x) => x === "models")).toEqual(["models"]);
+    expect(seen.filter((x) => x === "provider nope").length).toBeGreaterThan(2);
   });
 
   it("lets a caller abort its own wait without failing the others", async () => {
@@ -119,10 +151,10 @@ describe("LocationWarmup", () => {
     } as unknown as OpencodeApi;
     const warmup = new LocationWarmup(api);
     const controller = new AbortController();
-    const mine = warmup.ready("/b", controller.signal);
-    const other = warmup.ready("/b");
+    const mine = warmup.ready("/b", undefined, controller.signal);
+    const other = warmup.ready("/b", undefined);
     controller.abort(new Error("caller gave up"));
     await expect(mine).rejects.toThrow("caller gave up");
-    await expect(other).resolves.toHaveLength(1);
+    await expect(other).resolves.toBeUndefined();
   });
 });

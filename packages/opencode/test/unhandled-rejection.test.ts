@@ -66,7 +66,7 @@ describe("no rejection goes unhandled when callers leave a shared wait", () => {
     const dispatcher = new Agent();
     const api = new OpencodeApi(new OpencodeHttp({ baseUrl: `http://127.0.0.1:${await freePortForTests()}`, dispatcher, requestTimeoutMs: 300 }));
     try {
-      await expect(new LocationWarmup(api).ready("/tmp", AbortSignal.abort())).rejects.toThrow();
+      await expect(new LocationWarmup(api).ready("/tmp", "fake", AbortSignal.abort())).rejects.toThrow();
       await expect(new ActivePoller((signal) => api.active(signal)).snapshotAfter(0, AbortSignal.abort())).rejects.toThrow();
       await settle(800);
       expect(rejections).toEqual([]);

@@ -60,6 +60,19 @@ describe("worker process on SIGTERM", () => {
     expect(job.returnvalue).toMatchObject({ by: "child", pid: worker.proc.pid });
   });
 
+  it("stops the same way on SIGHUP (its terminal closed): the running job finishes, exit 0", async () => {
+    const worker = startChild({ JOB_MODE: "finish", JOB_DURATION_MS: "800", SHUTDOWN_TIMEOUT_MS: "10000" });
+    await waitFor(() => worker.stdout().includes("ready"), { timeoutMs: 15_000, what: "the child worker" });
+    await h.queues.enqueue(devJob("21-run-dev-hup"));
+    await waitFor(() => worker.stdout().includes("started 21-run-dev-hup"), { what: "the job to start" });
+
+    worker.proc.kill("SIGHUP");
+    expect(await worker.exited).toBe(0);
+    const job = await finishedJob("21-run-dev-hup");
+    expect(await job.getState()).toBe("completed");
+    expect(job.returnvalue).toMatchObject({ by: "child", pid: worker.proc.pid });
+  });
+
   it("hands back a job that outlasts the grace period, exits 0, and a new worker completes it", async () => {
     const worker = startChild({ JOB_MODE: "hang", SHUTDOWN_TIMEOUT_MS: "300" });
     await waitFor(() => worker.stdout().includes("ready"), { timeoutMs: 15_000, what: "the child worker" });

@@ -22,28 +22,19 @@ export const devService = defineService({
     ctx.shutdown.register("connections", "opencode client", () => opencode.close());
     // Its own subdirectory: the reviewer may share WORKSPACE_DIR and keeps its own clones.
     const git = createTaskGit(config.git, join(config.git.workspaceDir, "dev"), logger);
-    const handler = createDevRoundHandler({
-      repos: ctx.repos,
-      transition: (taskId, event, options) => ctx.transition(taskId, event, options),
-      opencode,
-      git,
-      idleTimeoutMs: config.dev.idleTimeoutMs,
-      hardTimeoutMs: config.dev.hardTimeoutMs,
-      statusPollMs: config.dev.statusPollMs,
-    });
-    const gitea = createGiteaDevHandler({
-      repos: ctx.repos,
-      transition: (taskId, event, options) => ctx.transition(taskId, event, options),
-      opencode,
-      git,
-      idleTimeoutMs: config.dev.idleTimeoutMs,
-      hardTimeoutMs: config.dev.hardTimeoutMs,
-      statusPollMs: config.dev.statusPollMs,
-      redis: ctx.redis,
-      prefix: ctx.config.queue.prefix,
-    });
-    let stopSweeper: (() => Promise<void>) | undefined;
     const transition = (taskId: number, event: TaskEvent, options?: ApplyTransitionOptions) => ctx.transition(taskId, event, options);
+    const common = {
+      repos: ctx.repos,
+      transition,
+      opencode,
+      git,
+      idleTimeoutMs: config.dev.idleTimeoutMs,
+      hardTimeoutMs: config.dev.hardTimeoutMs,
+      statusPollMs: config.dev.statusPollMs,
+    };
+    const handler = createDevRoundHandler(common);
+    const gitea = createGiteaDevHandler({ ...common, redis: ctx.redis, prefix: ctx.config.queue.prefix });
+    let stopSweeper: (() => Promise<void>) | undefined;
     return {
       // Postgres is the truth: tasks waiting on a dev job Redis lost or that gave up are put right.
       async start() {

@@ -22,30 +22,20 @@ export const reviewerService = defineService({
     ctx.shutdown.register("connections", "opencode client", () => opencode.close());
     // Its own clones, never the dev's working trees: a review reads what was pushed.
     const git = createTaskGit(config.git, join(config.git.workspaceDir, "review"), logger);
-    const handler = createReviewHandler({
-      repos: ctx.repos,
-      transition: (taskId, event, options) => ctx.transition(taskId, event, options),
-      opencode,
-      git,
-      idleTimeoutMs: config.reviewer.idleTimeoutMs,
-      hardTimeoutMs: config.reviewer.hardTimeoutMs,
-      maxDiffChars: config.reviewer.maxDiffChars,
-      statusPollMs: config.reviewer.statusPollMs,
-    });
-    const gitea = createGiteaReviewHandler({
-      repos: ctx.repos,
-      transition: (taskId, event, options) => ctx.transition(taskId, event, options),
-      opencode,
-      git,
-      idleTimeoutMs: config.reviewer.idleTimeoutMs,
-      hardTimeoutMs: config.reviewer.hardTimeoutMs,
-      maxDiffChars: config.reviewer.maxDiffChars,
-      statusPollMs: config.reviewer.statusPollMs,
-      redis: ctx.redis,
-      prefix: ctx.config.queue.prefix,
-    });
-    let stopSweeper: (() => Promise<void>) | undefined;
     const transition = (taskId: number, event: TaskEvent, options?: ApplyTransitionOptions) => ctx.transition(taskId, event, options);
+    const common = {
+      repos: ctx.repos,
+      transition,
+      opencode,
+      git,
+      idleTimeoutMs: config.reviewer.idleTimeoutMs,
+      hardTimeoutMs: config.reviewer.hardTimeoutMs,
+      maxDiffChars: config.reviewer.maxDiffChars,
+      statusPollMs: config.reviewer.statusPollMs,
+    };
+    const handler = createReviewHandler(common);
+    const gitea = createGiteaReviewHandler({ ...common, redis: ctx.redis, prefix: ctx.config.queue.prefix });
+    let stopSweeper: (() => Promise<void>) | undefined;
     return {
       // Postgres is the truth: tasks waiting on a review job Redis lost or that gave up are put right.
       async start() {

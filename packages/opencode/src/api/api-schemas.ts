@@ -63,6 +63,18 @@ export const questionListSchema = z.looseObject({ data: z.array(questionRequestS
 
 export const modelListSchema = z.looseObject({ data: z.array(z.looseObject({ id: z.string(), providerID: z.string() })) });
 
+/** A page of a session's durable events (oldest first), as far as a run watcher reads them. */
+export const historySchema = z.looseObject({
+  data: z.array(
+    z.looseObject({
+      type: z.string(),
+      durable: z.looseObject({ seq: z.number() }).optional(),
+      data: z.looseObject({ messageID: z.string().optional() }).optional(),
+    }),
+  ),
+  hasMore: z.boolean(),
+});
+
 export const docSchema = z.looseObject({ paths: z.record(z.string(), z.record(z.string(), z.unknown())) });
 
 export type SessionMessage = z.infer<typeof messageSchema>;

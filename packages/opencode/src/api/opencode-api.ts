@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { OpencodeContractError } from "../errors/opencode-contract.error.ts";
+import { OpencodeHttpError } from "../errors/opencode-http.error.ts";
 import type { OpencodeHttp } from "../http/opencode-http.ts";
 import type { ModelRef } from "../model/model-ref.ts";
 import {
@@ -7,6 +8,7 @@ import {
   admittedSchema,
   docSchema,
   healthSchema,
+  historySchema,
   messagesSchema,
   modelListSchema,
   permissionListSchema,
@@ -24,6 +26,7 @@ export const REQUIRED_ROUTES: ReadonlyArray<readonly [method: string, path: stri
   ["get", "/api/session/active"],
   ["post", "/api/session/{sessionID}/prompt"],
   ["get", "/api/session/{sessionID}/message"],
+  ["get", "/api/session/{sessionID}/history"],
   ["get", "/api/event"],
   ["post", "/api/session/{sessionID}/interrupt"],
   ["get", "/api/session/{sessionID}/permission"],
@@ -32,6 +35,7 @@ export const REQUIRED_ROUTES: ReadonlyArray<readonly [method: string, path: stri
   ["post", "/api/session/{sessionID}/question/{requestID}/reply"],
   ["post", "/api/session/{sessionID}/question/{requestID}/reject"],
   ["get", "/api/model"],
+  ["get", "/api/provider/{providerID}"],
 ];
 
 const enc = encodeURIComponent;
@@ -40,8 +44,8 @@ const enc = encodeURIComponent;
 export class OpencodeApi {
   constructor(readonly http: OpencodeHttp) {}
 
-  private async call<T>(schema: z.ZodType<T>, method: "GET" | "POST", path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-    const raw = await this.http.json(method, path, body, signal);
+  private async call<T>(schema: z.ZodType<T>, method: "GET" | "POST", path: string, body?: unknown, signal?: AbortSignal, timeoutMs?: number): Promise<T> {
+    const raw = await this.http.json(method, path, body, signal, timeoutMs);
     const parsed = schema.safeParse(raw);
     if (!parsed.success) throw new OpencodeContractError(this.http.baseUrl, `unexpected response to ${method} ${path}: ${parsed.error.message.slice(0, 300)}`);
     return parsed.data;
@@ -82,6 +86,12 @@ export class OpencodeApi {
     return (await this.call(messagesSchema, "GET", `/api/session/${enc(sessionId)}/message?order=desc&limit=${limit}`, undefined, signal)).data;
   }
 
+  /** One page of the session's durable events after sequence `after` (exclusive), oldest first. */
+  async history(sessionId: string, after: number | undefined, signal?: AbortSignal) {
+    const from = after === undefined ? "" : `&after=${after}`;
+    return this.call(historySchema, "GET", `/api/session/${enc(sessionId)}/history?limit=100${from}`, undefined, signal);
+  }
+
   async interrupt(sessionId: string, signal?: AbortSignal): Promise<void> {
     await this.http.json("POST", `/api/session/${enc(sessionId)}/interrupt`, undefined, signal);
   }
@@ -107,8 +117,26 @@ export class OpencodeApi {
     await this.http.json("POST", `/api/session/${enc(sessionId)}/question/${enc(requestId)}/reject`, undefined, signal);
   }
 
-  /** Models the server knows for a directory (empty while that location is still booting). */
-  async models(directory: string, signal?: AbortSignal) {
-    return (await this.call(modelListSchema, "GET", `/api/model?location%5Bdirectory%5D=${enc(directory)}`, undefined, signal)).data;
+  /**
+   * Models the server knows for a directory (empty while that location is still booting). While
+   * the location boots its configured providers the list is models.dev's whole catalogue (~8,000
+   * models, 4.5 MB): an expensive call, so readiness asks {@link provider} first.
+   */
+  async models(directory: string, signal?: AbortSignal, timeoutMs?: number) {
+    return (await this.call(modelListSchema, "GET", `/api/model?location%5Bdirectory%5D=${enc(directory)}`, undefined, signal, timeoutMs)).data;
+  }
+
+  /**
+   * Whether the directory's location has loaded a provider (a small answer). False on 404: the
+   * location is still booting, or it has no such provider.
+   */
+  async hasProvider(directory: string, providerId: string, signal?: AbortSignal, timeoutMs?: number): Promise<boolean> {
+    try {
+      await this.http.json("GET", `/api/provider/${enc(providerId)}?location%5Bdirectory%5D=${enc(directory)}`, undefined, signal, timeoutMs);
+      return true;
+    } catch (err) {
+      if (err instanceof OpencodeHttpError && err.status === 404) return false;
+      throw err;
+    }
   }
 }

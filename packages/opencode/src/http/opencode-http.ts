@@ -25,9 +25,13 @@ export class OpencodeHttp {
     this.timeoutMs = options.requestTimeoutMs ?? 15_000;
   }
 
-  /** Sends a request and returns the parsed JSON body (undefined for 204/empty). */
-  async json(method: "GET" | "POST", path: string, body?: unknown, signal?: AbortSignal): Promise<unknown> {
-    const res = await this.send(method, path, body, signal, this.timeoutMs);
+  /**
+   * Sends a request and returns the parsed JSON body (undefined for 204/empty). `timeoutMs`
+   * overrides the client's request timeout (a call that may legitimately take long, e.g. one that
+   * waits for the server to boot a directory).
+   */
+  async json(method: "GET" | "POST", path: string, body?: unknown, signal?: AbortSignal, timeoutMs = this.timeoutMs): Promise<unknown> {
+    const res = await this.send(method, path, body, signal, timeoutMs);
     const text = await res.body.text();
     if (res.statusCode < 200 || res.statusCode > 299) throw new OpencodeHttpError(method, path, res.statusCode, text);
     return text ? (JSON.parse(text) as unknown) : undefined;

@@ -104,12 +104,22 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
   let releaseEvents = () => {};
   let releaseSlot = () => {};
   try {
+    // Where the time before the prompt goes (a queue for a slot, a fresh directory's warm-up…).
+    const timings: Record<string, number> = {};
+    let mark = now();
+    const lap = (name: string) => {
+      const at = now();
+      timings[name] = at - mark;
+      mark = at;
+    };
     step = "a free prompt slot on the server";
     if (deps.gate) releaseSlot = await deps.gate.acquire(o.signal, hardDeadline);
+    lap("slotMs");
     releaseEvents = deps.events.hold();
     expected = await deps.resolveModel(o.model);
     step = "the server to load the directory's models";
-    const knownModels = await deps.warmup.ready(o.directory, bounded(), hardDeadline);
+    await deps.warmup.ready(o.directory, expected?.providerID, bounded(), hardDeadline);
+    lap("warmupMs");
     if (sessionId) {
       step = `session ${sessionId} to be ready for a new prompt`;
       resumed = await prepareResume({ api: deps.api, activePoller: deps.activePoller, now }, sessionId, bounded(), (m) => warn(m));
@@ -120,6 +130,7 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
       const session = await deps.api.createSession({ agent: o.agent, directory: o.directory, ...(expected ? { model: expected } : {}) }, bounded());
       sessionId = session.id;
     }
+    lap("sessionMs");
     deps.rememberSession?.(sessionId);
     await o.onSession?.({ sessionId, serverUrl });
     await deps.events.whenLive(250);
@@ -128,16 +139,18 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
         `opencode's event stream (${serverUrl}/api/event) is not live: progress is seen only when a message part ends, so an answer that streams longer than the idle timeout (${o.idleTimeoutMs} ms) may be cut`,
       );
     }
+    lap("eventsMs");
+    deps.logger?.debug?.({ sessionId, agent: o.agent, serverUrl, ...timings }, "agent run prompting");
     step = "the server to admit the prompt";
     let turn = await runTurn(o.prompt);
-    let settled = settle(turn, knownModels);
+    let settled = await settle(turn);
     if (!settled && o.schema) {
       let extracted = extractVerdict(textOf(turn.messages), o.schema);
       if (!extracted.ok) {
         repaired = true;
         deps.logger?.debug?.({ sessionId, problem: extracted.problem }, "verdict invalid, sending repair prompt");
         turn = await runTurn(repairPrompt(extracted.problem));
-        settled = settle(turn, knownModels);
+        settled = await settle(turn);
         if (!settled) extracted = extractVerdict(textOf(turn.messages), o.schema);
       }
       if (!settled) {
@@ -215,7 +228,7 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
   };
 
   /** Maps a non-"done" turn (or a done turn that ended in an error) to the run's outcome; false = go on. */
-  function settle(turn: TurnResult, knownModels: Array<{ id: string; providerID: string }>): boolean {
+  async function settle(turn: TurnResult): Promise<boolean> {
     const id = sessionId as string;
     switch (turn.kind) {
       case "cancelled":
@@ -229,8 +242,10 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
         return true;
       case "silent": {
         const name = formatModelRef(expected);
-        const listed = expected && knownModels.length && !knownModels.some((m) => sameModel(m, expected as ModelRef));
-        throw new SilentSessionError(id, serverUrl, name, listed ? `The server lists no model ${name} for ${o.directory}.` : "");
+        // Why, if the server can say so within a moment: the pinned model is not in its list.
+        const models = expected ? await deps.api.models(o.directory, untilDeadline(o.signal, now() + 2_000, now())).catch(() => []) : [];
+        const missing = expected && models.length && !models.some((m) => sameModel(m, expected as ModelRef));
+        throw new SilentSessionError(id, serverUrl, name, missing ? `The server lists no model ${name} for ${o.directory}.` : "");
       }
       case "halted":
         throw new HaltedTurnError(id, turn.detail);

@@ -10,16 +10,11 @@ export interface TrackerOptions {
   /** Consecutive identical "not active + finished" observations needed (default 2). */
   stablePolls?: number;
   /**
-   * "Not active and nothing new" observations before the turn counts as silent (default 3). When
-   * opencode was seen running the turn and it went idle with nothing to show, that is its own
-   * signal that the turn is over (a missing model fails this way): 2 such polls suffice, at any time.
+   * After opencode said it took the prompt up, how long an idle session with nothing to show must
+   * stay so before it is silent (ms, default 250): opencode marks the session running a moment
+   * after it announces the prompt.
    */
-  silentPolls?: number;
-  /**
-   * Never seen running (the running window fell between two polls, or a loaded server has not
-   * started yet): silent only this long after admit (ms, default 3000), a fallback, not the rule.
-   */
-  silentAfterMs?: number;
+  silentConfirmMs?: number;
   /** Unchanged "not active + newest unfinished" observations before the turn counts as halted (default 4)… */
   haltPolls?: number;
   /** …spanning at least this long (ms, default 500), so a turn between two steps is not mistaken. */
@@ -33,34 +28,39 @@ export function isFinished(m: SessionMessage): boolean {
 /**
  * Pure completion state for one prompt turn. Feed it each poll's observation; it says when the
  * turn is done (not active, newest new assistant message finished, unchanged over consecutive
- * polls), silent (never ran), or still going and whether real progress happened.
+ * polls), silent (taken up but never ran), halted, or still going and whether real progress happened.
  */
 export class CompletionTracker {
   private lastSignature = "";
   private stable = 0;
   private emptyInactive = 0;
   private sawActive = false;
+  private begunAt: number | undefined;
   private readonly stablePolls: number;
-  private readonly silentPolls: number;
-  private readonly silentAfterMs: number;
+  private readonly silentConfirmMs: number;
   private readonly haltPolls: number;
   private readonly haltAfterMs: number;
   private unfinishedInactive = 0;
   private unfinishedSince = 0;
 
-  constructor(
-    private readonly admittedAt: number,
-    options: TrackerOptions = {},
-  ) {
+  constructor(options: TrackerOptions = {}) {
     this.stablePolls = options.stablePolls ?? 2;
-    this.silentPolls = options.silentPolls ?? 3;
-    this.silentAfterMs = options.silentAfterMs ?? 3_000;
+    this.silentConfirmMs = options.silentConfirmMs ?? 250;
     this.haltPolls = options.haltPolls ?? 4;
     this.haltAfterMs = options.haltAfterMs ?? 500;
   }
 
-  /** `assistants`: the turn's new assistant messages, oldest first; undefined when not fetched this poll. */
-  observe(active: boolean, assistants: SessionMessage[] | undefined, now: number): TrackerDecision {
+  /**
+   * `assistants`: the turn's new assistant messages, oldest first; undefined when not fetched this
+   * poll. `begun`: opencode said it took the prompt up (its prompted / step-started event, or the
+   * same in the session's history). Before that the prompt is still queued — a busy server takes
+   * seconds — and never silent, however long it takes (the idle and hard timeouts bound it).
+   */
+  observe(active: boolean, assistants: SessionMessage[] | undefined, now: number, begun = false): TrackerDecision {
+    if (begun && this.begunAt === undefined) {
+      this.begunAt = now;
+      this.emptyInactive = 0;
+    }
     let progressed = false;
     if (assistants) {
       const signature = signatureOf(assistants);
@@ -78,8 +78,11 @@ export class CompletionTracker {
     if (!assistants) return { kind: "waiting", progressed, confirming: true };
     const newest = assistants.at(-1);
     if (!newest) {
+      // Silent = opencode ran the turn (or took the prompt up) and is idle with nothing to show:
+      // a missing model fails this way, with no event of its own.
+      if (!this.sawActive && this.begunAt === undefined) return { kind: "waiting", progressed, confirming: false };
       this.emptyInactive++;
-      if (this.sawActive ? this.emptyInactive >= 2 : this.emptyInactive >= this.silentPolls && now - this.admittedAt >= this.silentAfterMs) return { kind: "silent" };
+      if (this.emptyInactive >= 2 && (this.sawActive || now - this.begunAt! >= this.silentConfirmMs)) return { kind: "silent" };
       return { kind: "waiting", progressed, confirming: false };
     }
     this.emptyInactive = 0;

@@ -5,11 +5,13 @@ import { parseSessionEvent } from "./event-kinds.ts";
 export interface SessionEvents {
   /** Latest event of any kind for the session (real progress: resets the idle timeout). */
   readonly lastEventAt: number;
+  /** Latest event saying opencode took a prompt up (the turn began). */
+  readonly lastStartAt: number;
   /** Latest event saying the turn probably ended. */
   readonly lastEndAt: number;
   /** Latest permission request or question event. */
   readonly lastAskAt: number;
-  /** Latest wake-up (end, ask, or the stream connecting/dropping): a poll must observe state after it. */
+  /** Latest wake-up (start, end, ask, or the stream connecting/dropping): a poll must observe state after it. */
   readonly wakeAt: number;
   /** True while the server's event stream is connected. */
   readonly live: boolean;
@@ -22,6 +24,7 @@ export interface SessionEvents {
 
 interface Subscriber {
   lastEventAt: number;
+  lastStartAt: number;
   lastEndAt: number;
   lastAskAt: number;
   wakeAt: number;
@@ -77,7 +80,7 @@ export class EventHub {
   }
 
   subscribe(sessionId: string): SessionEvents {
-    const sub: Subscriber = { lastEventAt: 0, lastEndAt: 0, lastAskAt: 0, wakeAt: 0, wake: undefined };
+    const sub: Subscriber = { lastEventAt: 0, lastStartAt: 0, lastEndAt: 0, lastAskAt: 0, wakeAt: 0, wake: undefined };
     const set = this.subscribers.get(sessionId) ?? new Set<Subscriber>();
     set.add(sub);
     this.subscribers.set(sessionId, set);
@@ -87,6 +90,9 @@ export class EventHub {
     return {
       get lastEventAt() {
         return sub.lastEventAt;
+      },
+      get lastStartAt() {
+        return sub.lastStartAt;
       },
       get lastEndAt() {
         return sub.lastEndAt;
@@ -202,6 +208,7 @@ export class EventHub {
         sub.lastEventAt = at;
         if (event.kind === "progress") continue;
         if (event.kind === "end") sub.lastEndAt = at;
+        else if (event.kind === "start") sub.lastStartAt = at;
         else sub.lastAskAt = at;
         sub.wakeAt = at;
         sub.wake?.();

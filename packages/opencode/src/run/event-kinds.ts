@@ -1,16 +1,19 @@
 /**
  * What one `/api/event` payload means to a run watcher:
+ * - "start": opencode took the prompt up (prompted, a step started, status busy) → from now on a
+ *   session that is idle with nothing to show is silent, not still queued;
  * - "end": the turn probably just ended (final step ended or failed, session error/idle) → confirm now;
  * - "ask": a permission request or question waits for an answer → answer now;
  * - "progress": anything else about the session (text deltas, tool steps) → resets the idle timeout only.
  */
-export type EventKind = "end" | "ask" | "progress";
+export type EventKind = "start" | "end" | "ask" | "progress";
 
 export interface SessionEvent {
   sessionId: string;
   kind: EventKind;
 }
 
+const START_TYPES = new Set(["session.next.prompted", "session.next.step.started"]);
 const ASK_TYPES = new Set(["permission.v2.asked", "permission.asked", "question.v2.asked", "question.asked"]);
 // A rejected question stops the turn without any step or idle event (opencode 1.18.33).
 const END_TYPES = new Set(["session.next.step.failed", "session.error", "session.idle", "question.v2.rejected", "question.rejected"]);
@@ -37,6 +40,8 @@ export function parseSessionEvent(json: string): SessionEvent | undefined {
 function kindOf(event: RawEvent): EventKind {
   const type = typeof event.type === "string" ? event.type : "";
   if (ASK_TYPES.has(type)) return "ask";
+  if (START_TYPES.has(type)) return "start";
+  if (type === "session.status" && event.data?.status?.type === "busy") return "start";
   if (END_TYPES.has(type)) return "end";
   // A step that ends in tool calls continues the turn; any other finish (stop, length, error) ends it.
   if (type === "session.next.step.ended") return event.data?.finish === "tool-calls" ? "progress" : "end";

@@ -1,4 +1,4 @@
-import { quietCheckEvery, SILENT_LOOK_AFTER_MS } from "./poll-schedule.ts";
+import { quietCheckEvery } from "./poll-schedule.ts";
 
 /** What one watcher knows at the start of a poll. Times are epoch ms, 0 = never. */
 export interface PollState {
@@ -10,6 +10,8 @@ export interface PollState {
   resync: boolean;
   /** Seen running or answering at least once. */
   started: boolean;
+  /** opencode took the prompt up (started, or its stream or history said "prompted"). */
+  begun: boolean;
   /** The previous poll saw "not active + finished" and this one confirms it. */
   confirming: boolean;
   lastObservation: number;
@@ -45,11 +47,11 @@ export function needsMessages(s: PollState, active: boolean): boolean {
 }
 
 /**
- * Not running yet and no event said it ended: opencode is still setting the turn up (a busy server
- * takes a while), so messages can wait — until a silent session has to be told apart.
+ * The stream covers the turn and says opencode has not taken the prompt up yet (nor ended it): it
+ * is still queued (a busy server takes seconds), so there is nothing to read — however long it takes.
  */
 export function stillSettingUp(s: PollState): boolean {
-  return s.trusted && !s.started && s.lastEndAt === 0 && s.now - s.admitAt < SILENT_LOOK_AFTER_MS;
+  return s.trusted && !s.begun && s.lastEndAt === 0;
 }
 
 /**

@@ -11,20 +11,17 @@ export interface ScheduleInput {
   idleTimeoutMs: number;
   /** False until the session was seen running or answering (default true). */
   started?: boolean;
-  /** ms since the prompt was admitted (default: long ago). */
-  sinceAdmitMs?: number;
+  /** opencode took the prompt up (default true): a session taken up but not seen running may be silent. */
+  begun?: boolean;
   /** Consecutive polls that saw the session idle with its newest message unfinished (0 = none). */
   halting?: number;
 }
 
-/** With trusted events, a session not seen running within this long (ms) is looked at for silence. */
-export const SILENT_LOOK_AFTER_MS = 1_000;
-
 /**
  * Delay before the next poll (ms). With trusted events the poll is a slow safety net — the end
  * event wakes the watcher at once — except right after that event (the session may need a few ms
- * to go idle) and before the session was seen running (a silent session must be noticed fast:
- * after SILENT_LOOK_AFTER_MS it is polled briskly).
+ * to go idle) and between opencode taking the prompt up (its event wakes the watcher) and the
+ * session being seen running: a silent session must be noticed fast, so that gap is polled briskly.
  * Without events: quick right after activity, backing off while a long turn runs quietly.
  */
 export function nextPollDelay(input: ScheduleInput): number {
@@ -34,7 +31,7 @@ export function nextPollDelay(input: ScheduleInput): number {
   else if (input.confirming) delay = 25;
   else if (input.eventsLive) {
     if (input.sinceActivityMs < 400) delay = 50;
-    else if (input.started === false) delay = Math.max(200, SILENT_LOOK_AFTER_MS - (input.sinceAdmitMs ?? Infinity));
+    else if (input.started === false && input.begun !== false) delay = 100;
     else delay = 2_000;
   } else if (input.sinceActivityMs < 400) delay = 30;
   else if (input.sinceActivityMs < 1_500) delay = 100;

@@ -9,6 +9,7 @@ import { nextPollDelay } from "./poll-schedule.ts";
 import { fetchAlongside, needsMessages, needsPendingCheck, quietCheckDue, stillSettingUp, type PollState } from "./poll-plan.ts";
 import type { SessionEvents } from "./event-hub.ts";
 import { untilDeadline } from "./deadline.ts";
+import { PromptTakenUp } from "./prompt-taken-up.ts";
 
 export type TurnResult =
   | { kind: "done"; messages: SessionMessage[] }
@@ -49,7 +50,10 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
   const now = o.now ?? Date.now;
   const hint = o.events;
   const admitAt = now();
-  const tracker = new CompletionTracker(admitAt);
+  const tracker = new CompletionTracker();
+  // Without a live event stream, whether opencode took the prompt up is read from its history.
+  const takenUp = new PromptTakenUp(o.api, o.sessionId, o.admittedId);
+  let historySaysBegun = false;
   const progressEveryMs = Math.min(2_000, Math.max(50, Math.floor(o.idleTimeoutMs / 3)));
   let lastActivity = admitAt;
   let lastObservation = 0;
@@ -99,6 +103,7 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
       lastActivity,
       lastEventAt: hint.lastEventAt,
       lastEndAt: hint.lastEndAt,
+      begun: started || historySaysBegun || hint.lastStartAt > 0,
       lastAskAt: hint.lastAskAt,
       lastPendingCheck,
       progressEveryMs,
@@ -129,7 +134,10 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
         if (fetched.length > 0) started = true;
       }
       const settingUp = !fetched && !active && stillSettingUp(s);
-      const decision = settingUp ? SETTING_UP : tracker.observe(active, fetched, now());
+      // Idle with nothing to show and no word from the stream that the prompt was taken up: ask the history.
+      if (!s.trusted && !s.begun && !active && fetched?.length === 0) historySaysBegun = await takenUp.check(signal);
+      const begun = started || historySaysBegun || hint.lastStartAt > 0;
+      const decision = settingUp ? SETTING_UP : tracker.observe(active, fetched, now(), begun);
       if (decision.kind === "done") return { kind: "done", messages: decision.messages };
       if (decision.kind === "silent") return { kind: "silent", messages: assistants };
       if (decision.kind === "halted") return { kind: "halted", messages: decision.messages, detail: haltDetail(decision.messages, stops) };
@@ -155,7 +163,7 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
     }
     const next = state();
     const sinceActivityMs = next.now - (next.trusted ? next.lastEndAt : lastActivity);
-    const delay = nextPollDelay({ sinceActivityMs, confirming, eventsLive: next.trusted, idleTimeoutMs: o.idleTimeoutMs, started, sinceAdmitMs: next.now - admitAt, halting });
+    const delay = nextPollDelay({ sinceActivityMs, confirming, eventsLive: next.trusted, idleTimeoutMs: o.idleTimeoutMs, started, begun: next.begun, halting });
     await hint.wait(Math.min(delay, Math.max(1, o.hardDeadline - next.now)), o.signal);
   }
 }

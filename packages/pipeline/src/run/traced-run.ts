@@ -45,6 +45,7 @@ export async function runTraced<T>(deps: TracedRunDeps, input: TracedRunInput<T>
   let traceId: number | undefined;
   let stopSampling: (() => void) | undefined;
   await deps.progress?.report({ stage: `${input.run.agent} agent`, round: input.round });
+  const requestedAt = Date.now();
   const result = await deps.opencode.runAgent<T>({
     ...input.run,
     onSession: async ({ sessionId, serverUrl }) => {
@@ -58,7 +59,8 @@ export async function runTraced<T>(deps: TracedRunDeps, input: TracedRunInput<T>
       });
       traceId = trace.id;
       if (input.storeOnTask) await deps.tasks.updateRun(input.taskId, { agentSessionId: sessionId, agentServerUrl: serverUrl });
-      deps.logger.info({ sessionId, serverUrl, agent: input.run.agent, round: input.round }, "agent run started");
+      // openMs: how long opencode took to have the session ready (directory boot, session create).
+      deps.logger.info({ sessionId, serverUrl, agent: input.run.agent, round: input.round, openMs: Date.now() - requestedAt }, "agent run started");
       const sample = deps.opencode.sessionProgress;
       if (deps.progress && sample) {
         await deps.progress.report({ sessionId });

@@ -83,8 +83,11 @@ export class ShutdownRegistry {
     this.closers.push({ phase, name, close, timeoutMs: opts.timeoutMs ?? this.closerTimeoutMs });
   }
 
-  /** Installs SIGTERM/SIGINT handlers once; a second signal while stopping forces exit 1. */
-  installSignalHandlers(signals: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT"]): void {
+  /**
+   * Installs SIGTERM/SIGINT/SIGHUP handlers once (SIGHUP: the terminal closed); a second signal
+   * while stopping forces exit 1.
+   */
+  installSignalHandlers(signals: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT", "SIGHUP"]): void {
     if (this.signalsInstalled) return;
     this.signalsInstalled = true;
     for (const signal of signals) {

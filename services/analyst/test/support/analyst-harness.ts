@@ -1,4 +1,4 @@
-import { readFile, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, readFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -38,6 +38,25 @@ export async function analystPromptMark(): Promise<string> {
   const first = body.trim().split("\n")[0];
   if (!first) throw new Error("agents/analyst.md has no prompt body");
   return first;
+}
+
+/**
+ * Boots one directory on a fresh opencode server before the tests: the first location a server
+ * boots costs the most (10-20 s on a loaded 2-core machine, against ~5 s for the next ones), and
+ * that cost belongs to no test. Every analysis still boots its own task directory.
+ */
+export async function warmOpencode(opencode: OpencodeServer, directory: string): Promise<void> {
+  await mkdir(directory, { recursive: true });
+  const url = `${opencode.url}/api/provider/fake?location%5Bdirectory%5D=${encodeURIComponent(directory)}`;
+  const headers = { authorization: `Basic ${Buffer.from(`opencode:${opencode.password}`).toString("base64")}` };
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const res = await fetch(url, { headers, signal: AbortSignal.timeout(60_000) });
+    await res.body?.cancel();
+    if (res.ok) return;
+    if (Date.now() > deadline) throw new Error(`opencode did not boot ${directory} within 60 s (last answer ${res.status})`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 let seq = 0;
@@ -80,6 +99,7 @@ export class AnalystHarness {
     const database = await createTestDatabase();
     const redis = createTestRedis();
     const workspace = await mkdtemp(join(tmpdir(), "ratatoskr-analyst-test-"));
+    await warmOpencode(opencode, join(workspace, "warm-up"));
     const host = await startHost({
       name: "analyst",
       services: [analystService],
