@@ -70,6 +70,8 @@ export async function startWorld(shared: Shared, trial: string, opts: WorldOptio
   ]);
   const proxy = await startTelegramProxy(telegram.url);
   const db = createDatabase({ connectionString: postgres.url });
+  // Idle connections are cut when a trial stops Postgres: that is the trial, not a crash.
+  db.pool.on("error", () => undefined);
   const ingressPort = opts.webhook ? await freePort() : undefined;
   const webhook = ingressPort
     ? { url: `http://127.0.0.1:${ingressPort}/telegram/webhook`, secret: WEBHOOK_SECRET }

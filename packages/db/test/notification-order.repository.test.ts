@@ -32,6 +32,18 @@ describe("NotificationRepository, sender side", () => {
     expect(next.map((n) => n.id)).toEqual([second!.id, third!.id]);
   });
 
+  it("reads a message and its chat's first unsettled page in one go, even when the message itself is settled", async () => {
+    const [sent, pending, other] = [await message(506), await message(506), await message(507)];
+    await db.repos.notifications.claim(sent!.id);
+    await db.repos.notifications.markSent(sent!.id, [5n]);
+
+    const opened = await db.repos.notifications.openChat(sent!.id, 10);
+    expect(opened.target).toMatchObject({ id: sent!.id, status: "sent", sentMessageIds: [5n] });
+    expect(opened.page.map((n) => n.id)).toEqual([pending!.id]);
+    expect((await db.repos.notifications.openChat(other!.id, 10)).page.map((n) => n.id)).toEqual([other!.id]);
+    expect(await db.repos.notifications.openChat(999_999, 10)).toEqual({ target: null, page: [] });
+  });
+
   it("resends a must-deliver message once after a doubtful send, and never a second time", async () => {
     const notification = await message(504);
     await db.repos.notifications.claim(notification.id);

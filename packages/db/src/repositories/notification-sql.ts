@@ -13,6 +13,12 @@ const FIND = "SELECT * FROM notifications WHERE id = $1";
 const LIST_UNSETTLED = `SELECT * FROM notifications
   WHERE channel = 'telegram' AND chat_id = $1 AND status IN ('pending', 'sending') AND id > $2
   ORDER BY id LIMIT $3`;
+const OPEN_CHAT = `(SELECT *, true AS is_target FROM notifications WHERE id = $1)
+  UNION ALL
+  (SELECT n.*, false FROM notifications n
+    WHERE n.channel = 'telegram' AND n.status IN ('pending', 'sending')
+      AND n.chat_id = (SELECT chat_id FROM notifications WHERE id = $1)
+    ORDER BY n.id LIMIT $2)`;
 const CLAIM = `UPDATE notifications SET status = 'sending', attempts = attempts + 1, claimed_at = ${NOW}
   WHERE id = $1 AND status = 'pending' RETURNING *`;
 const MARK_SENT = `UPDATE notifications
@@ -40,6 +46,23 @@ export class NotificationSql {
 
   listUnsettledForChat(chatId: number | bigint, afterId: number, limit: number): Promise<Notification[]> {
     return this.rows("rt-notification-unsettled", LIST_UNSETTLED, [String(chatId), afterId, limit]);
+  }
+
+  async openChat(id: number, limit: number): Promise<{ target: Notification | null; page: Notification[] }> {
+    const result = await this.pool.query({
+      name: "rt-notification-open-chat",
+      text: OPEN_CHAT,
+      values: [id, limit],
+      types: prismaLikeTypes,
+    });
+    let target: Notification | null = null;
+    const page: Notification[] = [];
+    for (const row of result.rows as Array<Record<string, unknown>>) {
+      const { is_target: isTarget, ...fields } = row;
+      if (isTarget) target = toNotification(fields);
+      else page.push(toNotification(fields));
+    }
+    return { target, page };
   }
 
   async claim(id: number): Promise<Notification | null> {

@@ -96,6 +96,18 @@ export class NotificationRepository {
   }
 
   /**
+   * One message and the first page of its chat's unsettled messages (see `listUnsettledForChat`)
+   * in one round trip: what a notify job reads before it takes the chat's lease. The page is a
+   * snapshot; every state change after it is guarded by the row's status.
+   */
+  async openChat(id: number, limit = 50): Promise<{ target: Notification | null; page: Notification[] }> {
+    if (this.sql) return this.sql.openChat(id, limit);
+    const target = await this.findById(id);
+    if (!target || target.chatId === null || target.channel !== "telegram") return { target, page: [] };
+    return { target, page: await this.listUnsettledForChat(target.chatId, 0, limit) };
+  }
+
+  /**
    * A Telegram chat's unsettled messages (pending, or `sending` from a sender that may have died)
    * with ids above `afterId`, oldest first. The notifier sends a chat's messages in this order,
    * so a later one never overtakes an earlier one.

@@ -21,13 +21,15 @@ export interface ChatDrainRequest {
   lease: ChatLease;
   /** The job's own message: its outcome is returned if this drain handled it. */
   targetId: number;
+  /** The chat's first page of unsettled messages, read with the job's message (before the lease). */
+  firstPage?: Notification[];
   finalAttempt: boolean;
   signal: AbortSignal;
   logger: Logger;
 }
 
 /** Read a chat's queue in small pages: it changes while we send. */
-const PAGE = 20;
+export const CHAT_PAGE = 20;
 
 /** Says why a transient send failure stopped the drain; the job retries with backoff. */
 export class ChatSendError extends Error {
@@ -98,8 +100,10 @@ export async function drainChat(
   const chatId = lease.chatId;
   let target: DeliveryOutcome | undefined;
   let afterId = 0;
+  let prefetched = request.firstPage;
   for (;;) {
-    const page = await deps.notifications.listUnsettledForChat(chatId, afterId, PAGE);
+    const page = prefetched ?? (await deps.notifications.listUnsettledForChat(chatId, afterId, CHAT_PAGE));
+    prefetched = undefined;
     for (const notification of page) {
       signal.throwIfAborted();
       if (lease.lost.aborted) throw new RetryLaterError(0, `lost the send lease of chat ${chatId}`);
@@ -118,6 +122,6 @@ export async function drainChat(
     }
     // A short page was everything unsettled: reading again would find nothing. (A message
     // stored meanwhile has its own job, which drains it.)
-    if (page.length < PAGE) return target;
+    if (page.length < CHAT_PAGE) return target;
   }
 }

@@ -1,7 +1,7 @@
 import type { JobHandler } from "@ratatoskr/runtime";
 import { PermanentError, RetryLaterError, skipped } from "@ratatoskr/runtime";
 import type { ChatLocks } from "../delivery/chat-lock.ts";
-import { drainChat, type ChatDrainDeps } from "../delivery/chat-drain.ts";
+import { CHAT_PAGE, drainChat, type ChatDrainDeps } from "../delivery/chat-drain.ts";
 import type { DeliveryOutcome } from "../delivery/deliver-notification.ts";
 import type { GiteaStatusHandler } from "../gitea/gitea-status.handler.ts";
 
@@ -41,7 +41,9 @@ export function createNotifyHandler(deps: NotifyHandlerDeps): JobHandler<"notify
     }
     const { notificationId } = data;
     const log = logger.child({ notificationId });
-    const notification = await deps.notifications.findById(notificationId);
+    // The message and its chat's first page in one read: rows change later only through
+    // status-guarded updates, so a stale snapshot can cost a skipped row, never a double send.
+    const { target: notification, page } = await deps.notifications.openChat(notificationId, CHAT_PAGE);
     if (!notification) return skipped(`notification ${notificationId} does not exist`);
     if (notification.channel !== "telegram" || notification.chatId === null) {
       await deps.notifications.markFailed(notificationId, "not a Telegram message: no chat to send to");
@@ -59,7 +61,14 @@ export function createNotifyHandler(deps: NotifyHandlerDeps): JobHandler<"notify
     const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     let outcome: DeliveryOutcome | undefined;
     try {
-      outcome = await drainChat(deps, { lease, targetId: notificationId, finalAttempt, signal, logger: log });
+      outcome = await drainChat(deps, {
+        lease,
+        targetId: notificationId,
+        firstPage: page,
+        finalAttempt,
+        signal,
+        logger: log,
+      });
     } finally {
       // If Redis is gone the lease simply expires; the drain's own error is the one to report.
       await lease.release().catch((err: unknown) => log.warn({ err }, "could not release the chat lease"));
