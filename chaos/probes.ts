@@ -55,13 +55,26 @@ export function sendProbe(world: World, model: ScriptedModel, chatId: number, tr
   return { chatId, mark, sentAt: Date.now() };
 }
 
-/** Sent records of the probe's chat that carry its question. */
-export function answers(world: World, probe: Probe): number[] {
+/** The notifier's visible mark on a must-deliver message sent once more after a doubtful send (issue 7 item 6). */
+const RESENT_MARKS = ["(resent)", "(отправлено повторно)"];
+
+/** Sent records of the probe's chat that carry its question, split into first sends and marked resends. */
+function sends(world: World, probe: Probe): { first: number[]; resent: number[] } {
   const question = questionFor(probe.mark);
-  return world.telegram
+  const records = world.telegram
     .sent(probe.chatId)
-    .filter((r) => r.kind === "sent" && r.plainText.includes(question))
-    .map((r) => r.time);
+    .filter((r) => r.kind === "sent" && r.plainText.includes(question));
+  const marked = (text: string) => RESENT_MARKS.some((mark) => text.includes(mark));
+  return {
+    first: records.filter((r) => !marked(r.plainText)).map((r) => r.time),
+    resent: records.filter((r) => marked(r.plainText)).map((r) => r.time),
+  };
+}
+
+/** When the probe's question reached the person (a marked resend counts as an answer). */
+export function answers(world: World, probe: Probe): number[] {
+  const { first, resent } = sends(world, probe);
+  return [...first, ...resent].sort((a, b) => a - b);
 }
 
 /** Waits until every probe is answered or the deadline passes. */
@@ -85,16 +98,25 @@ export async function measure(world: World, probes: Probe[]): Promise<ProbeOutco
   const { prisma } = world.db;
   for (const probe of probes) {
     const seen = answers(world, probe);
-    const turns = await prisma.dialogueTurn.count({ where: { role: "user", text: { contains: probe.mark } } });
+    const turns = await prisma.dialogueTurn.count({
+      where: { role: "user", text: { contains: probe.mark } },
+    });
     if (seen.length === 0) {
       outcome.lost += 1;
       outcome.details.push(`${probe.mark} (chat ${probe.chatId}): never answered; ${turns} turn(s) stored`);
     } else {
       outcome.lastAnsweredAt = Math.max(outcome.lastAnsweredAt ?? 0, seen[0]!);
     }
-    if (seen.length > 1 || turns > 1) {
+    // A must-deliver reply sent once more WITH the visible mark is the specified answer to a send
+    // that may or may not have arrived; an unmarked repeat, or a second resend, is a duplicate.
+    const { first, resent } = sends(world, probe);
+    if (first.length > 1 || resent.length > 1 || turns > 1) {
       outcome.duplicated += 1;
-      outcome.details.push(`${probe.mark}: answered ${seen.length} times, stored as ${turns} turns`);
+      outcome.details.push(
+        `${probe.mark}: answered ${first.length} + ${resent.length} resent time(s), stored as ${turns} turns`,
+      );
+    } else if (resent.length === 1) {
+      outcome.details.push(`${probe.mark}: answered once more marked (resent) after a doubtful send`);
     }
     const tasks = await prisma.task.findMany({ where: { chatId: BigInt(probe.chatId) } });
     const pending = await prisma.notification.count({
@@ -103,7 +125,9 @@ export async function measure(world: World, probes: Probe[]): Promise<ProbeOutco
     const busy = tasks.filter((t) => t.analysing || t.pendingTurns > 0);
     if (busy.length > 0 || pending > 0) {
       outcome.stuck += 1;
-      const states = busy.map((t) => `#${t.id} ${t.status} analysing=${t.analysing} pending=${t.pendingTurns}`);
+      const states = busy.map(
+        (t) => `#${t.id} ${t.status} analysing=${t.analysing} pending=${t.pendingTurns}`,
+      );
       outcome.details.push(`${probe.mark}: stuck: ${[...states, `${pending} reply(ies) unsent`].join(", ")}`);
     }
   }
