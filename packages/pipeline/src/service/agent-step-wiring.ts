@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import type { QUEUE, TaskEvent } from "@ratatoskr/contracts";
-import type { AppliedTransition, ApplyTransitionOptions, FollowUpDispatcher, PrismaClient, Repositories } from "@ratatoskr/db";
+import type { QUEUE } from "@ratatoskr/contracts";
+import type { FollowUpDispatcher, PrismaClient, Repositories } from "@ratatoskr/db";
 import type { GitWorkspaces } from "@ratatoskr/git";
 import type { OpencodeClient } from "@ratatoskr/opencode";
 import type { Logger, QueueSet, ReadinessCheck, Redis, ShutdownRegistry } from "@ratatoskr/runtime";
@@ -8,9 +8,8 @@ import { agentOpencodeClient, type AgentOpencodeConfig } from "../config/agent-o
 import type { GitHostConfig } from "../config/git-host.config.ts";
 import { createTaskGit } from "../workspaces/task-git.ts";
 import { runningStep } from "../maintenance/pipeline-steps.ts";
+import type { TransitionFn } from "../run/step-job.ts";
 import { startStepSweeper } from "../maintenance/step-sweeper.ts";
-
-type TransitionFn = (taskId: number, event: TaskEvent, options?: ApplyTransitionOptions) => Promise<AppliedTransition>;
 
 /** What an agent step service takes from its host (the fields of service-host's ServiceContext it uses). */
 export interface AgentStepHost {
