@@ -1,14 +1,16 @@
 import { runServiceMain } from "@ratatoskr/service-host";
-import { runDemo } from "./demo/demo.ts";
-import { ALL_SERVICES } from "./services.ts";
 
 /**
  * All six services in one process: same code, same queues, one health server. With no front
  * door configured (no Telegram token, no Gitea) there is nothing to serve, so it runs the demo.
+ * The demo (fake Telegram, scripted model: the test kit) and the services are imported only on
+ * the path that runs them, so a production process never holds the demo's modules.
  */
 const hasFrontDoor = Boolean(process.env.TELEGRAM_BOT_TOKEN || process.env.GITEA_URL);
 if (process.env.RATATOSKR_DEMO === "true" || !hasFrontDoor) {
+  const { runDemo } = await import("./demo/demo.ts");
   await runDemo(process.env, (line) => process.stdout.write(`${line}\n`));
 } else {
+  const { ALL_SERVICES } = await import("./services.ts");
   await runServiceMain({ name: "all-in-one", services: ALL_SERVICES });
 }
