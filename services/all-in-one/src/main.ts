@@ -8,8 +8,13 @@ import { runServiceMain } from "@ratatoskr/service-host";
  */
 const hasFrontDoor = Boolean(process.env.TELEGRAM_BOT_TOKEN || process.env.GITEA_URL);
 if (process.env.RATATOSKR_DEMO === "true" || !hasFrontDoor) {
-  const { runDemo } = await import("./demo/demo.ts");
-  await runDemo(process.env, (line) => process.stdout.write(`${line}\n`));
+  const { runDemoCli } = await import("./demo/demo-cli.ts");
+  await runDemoCli(process.env, {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    exit: (code) => process.exit(code),
+    signals: process,
+  });
 } else {
   const { ALL_SERVICES } = await import("./services.ts");
   await runServiceMain({ name: "all-in-one", services: ALL_SERVICES });
