@@ -1,4 +1,5 @@
 import { QUEUE } from "@ratatoskr/contracts";
+import type { UncertainOutcome } from "@ratatoskr/db";
 import { Counter } from "prom-client";
 import type { Logger } from "@ratatoskr/runtime";
 import { defineService, type ServiceContext } from "@ratatoskr/service-host";
@@ -7,10 +8,13 @@ import type { MessageChannel } from "./channels/message-channel.ts";
 import { telegramChannel } from "./channels/telegram.channel.ts";
 import { loadNotifierConfig, NOTIFIER_CONFIG_SCHEMA, type NotifierConfig } from "./config/notifier.config.ts";
 import { ChatLocks } from "./delivery/chat-lock.ts";
+import type { DoubtCause } from "./delivery/deliver-notification.ts";
 import { createSendPacer } from "./delivery/send-pacer.ts";
 import { GITEA_STATUS_CONFIG_SCHEMA, loadGiteaStatusConfig } from "./gitea/gitea-status.config.ts";
 import { giteaStatusWiring } from "./gitea/gitea-status.wiring.ts";
+import { drainLeftChat } from "./delivery/left-chat.ts";
 import { createNotifyHandler } from "./handlers/notify.handler.ts";
+import { startLeftSendingSweeper } from "./maintenance/left-sending.sweeper.ts";
 import { startStaleSendingSweeper } from "./maintenance/stale-sending.sweeper.ts";
 import { startUnqueuedPendingSweeper } from "./maintenance/unqueued-pending.sweeper.ts";
 
@@ -19,6 +23,9 @@ import { startUnqueuedPendingSweeper } from "./maintenance/unqueued-pending.swee
  * background, Bot API calls in flight included.
  */
 const CHAT_LEASE_TTL_MS = 4_000;
+
+/** A claim younger than this is a send just gone out; the left-sending sweep passes it over. */
+const LEFT_SENDING_AFTER_MS = 1_000;
 
 export interface NotifierServiceOptions {
   /**
@@ -60,14 +67,18 @@ export function createNotifierService(options: NotifierServiceOptions = {}) {
         registers: [ctx.metrics.registry],
       });
       const pacer = createSendPacer({ redis: ctx.redis, prefix, ...config.pacing });
-      const handler = createNotifyHandler({
-        onDoubt: (settled, cause) => doubtful.inc({ settled: settled === "resend" ? "resent" : "uncertain", cause }),
+      const delivery = {
+        onDoubt: (settled: UncertainOutcome, cause: DoubtCause) =>
+          doubtful.inc({ settled: settled === "resend" ? "resent" : "uncertain", cause }),
         notifications: ctx.repos.notifications,
         tasks: ctx.repos.tasks,
         channel: options.channel?.(ctx, config) ?? defaultChannel(config, logger),
         defaultLocale: config.telegram.locale,
         pacer,
         chatLocks: new ChatLocks({ redis: ctx.redis, prefix, ttlMs: CHAT_LEASE_TTL_MS, pacer: pacer.scriptArgs }),
+      };
+      const handler = createNotifyHandler({
+        ...delivery,
         busyChatRetryMs: config.pacing.chatIntervalMs / 2,
         giteaStatus: gitea.handler,
       });
@@ -75,10 +86,17 @@ export function createNotifierService(options: NotifierServiceOptions = {}) {
       return {
         handlers: { [QUEUE.notify]: handler },
         start: async () => {
-          const { afterMs, unqueuedAfterMs, sweepIntervalMs } = config.staleSending;
+          const { afterMs, unqueuedAfterMs, sweepIntervalMs, leftSweepIntervalMs } = config.staleSending;
           const notifications = ctx.repos.notifications;
           stops.push(...gitea.start());
           stops.push(
+            startLeftSendingSweeper({
+              notifications,
+              drainChat: (chatId, signal) => drainLeftChat(delivery, chatId, signal, logger),
+              logger,
+              claimedBeforeMs: LEFT_SENDING_AFTER_MS,
+              intervalMs: leftSweepIntervalMs,
+            }),
             startStaleSendingSweeper({
               notifications,
               logger,

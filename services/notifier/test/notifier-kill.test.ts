@@ -9,7 +9,7 @@ import {
 } from "@ratatoskr/testkit/vitest";
 import { createRepositories, type Repositories } from "@ratatoskr/db";
 import { Queue } from "bullmq";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 
 /**
  * The notifier as its own process, killed with SIGKILL while a message is in flight (Telegram
@@ -29,8 +29,10 @@ beforeAll(async () => {
   repos = createRepositories(database.db.prisma);
   queue = new Queue(QUEUE.notify, { connection: { url: redis.url }, prefix: redis.prefix });
 });
+afterEach(async () => {
+  for (const p of processes.splice(0)) await p.stop("SIGKILL");
+});
 afterAll(async () => {
-  for (const p of processes) await p.stop("SIGKILL");
   await queue.close();
   await fake.stop();
   await redis.cleanup();
@@ -103,5 +105,50 @@ describe("notifier killed mid-send", () => {
     );
     // The chat was blocked for a lease and a restart, not 45 s.
     expect(resumedAfterMs).toBeLessThan(20_000);
+  }, 180_000);
+
+  it("settles a lone message left mid-send within seconds, though no later job comes for its chat", async () => {
+    const [asked, told] = [8_002, 8_003];
+    fake.addChat(asked);
+    fake.addChat(told);
+    const first = await startNotifier();
+    const question = await repos.notifications.create({
+      channel: "telegram",
+      chatId: asked,
+      template: "task.questions",
+      params: { taskId: 5, questions: ["Which branch?"] },
+    });
+    const notice = await repos.notifications.create({
+      channel: "telegram",
+      chatId: told,
+      template: "bot.unknown-command",
+      params: { command: "/lone" },
+    });
+    // Both reach their chats; neither answer comes back before the process dies.
+    fake.answerLate("sendMessage", 120_000, 2);
+    for (const { id: notificationId } of [question, notice]) {
+      const data = { v: 1, kind: "message", notificationId };
+      await queue.add(JOB_CATALOG[QUEUE.notify].jobName, data, { jobId: notificationJobId(notificationId) });
+    }
+    await fake.waitForMessages(asked, 1, { timeoutMs: 30_000 });
+    await fake.waitForMessages(told, 1, { timeoutMs: 30_000 });
+    await first.stop("SIGKILL");
+
+    await startNotifier();
+    const restartedAt = Date.now();
+    // The question the dialogue waits on comes once more, marked; the notice is never repeated.
+    const [, resent] = await fake.waitForMessages(asked, 2, { timeoutMs: 60_000 });
+    expect(resent?.plainText.startsWith("(resent)\n")).toBe(true);
+    await vi.waitFor(
+      async () => {
+        expect((await repos.notifications.findById(question.id))?.status).toBe("sent");
+        expect((await repos.notifications.findById(notice.id))?.status).toBe("uncertain");
+      },
+      { timeout: 60_000, interval: 50 },
+    );
+    // Settled by the fresh process within seconds of its start (the dead one's lease is 4 s), not
+    // after BullMQ's stall detection gives the job back (15 s lock, two stalled checks 10 s apart).
+    expect(Date.now() - restartedAt).toBeLessThan(8_000);
+    expect(fake.sent(told)).toHaveLength(1);
   }, 180_000);
 });

@@ -21,6 +21,12 @@ afterEach(async () => {
   for (const harness of harnesses.splice(0).reverse()) await harness.stop();
 });
 
+/**
+ * A replica that leaves a chat its stopped peer was sending to to the job handed back (no
+ * left-sending sweep after its start-up pass): the job's own path is what these tests watch.
+ */
+const JOB_PATH_ONLY = { NOTIFIER_LEFT_SENDING_SWEEP_MS: "600000" };
+
 /** A text of `lines` long lines: several Telegram messages' worth. */
 function longReason(lines: number): string {
   return Array.from(
@@ -96,7 +102,7 @@ describe("notifier: recovery", () => {
     const jobId = await first.enqueue(notification.id);
     await started;
 
-    const second = await start({ joining: first });
+    const second = await start({ joining: first, env: JOB_PATH_ONLY });
     await first.host.shutdown("simulated crash");
     const stoppedAt = Date.now();
     await second.enqueue(later.id);
@@ -137,7 +143,7 @@ describe("notifier: recovery", () => {
     const jobId = await first.enqueue(asked.id);
     await started;
 
-    const second = await start({ joining: first });
+    const second = await start({ joining: first, env: JOB_PATH_ONLY });
     await first.host.shutdown("simulated crash");
     const job = await second.finished(jobId);
 

@@ -181,6 +181,27 @@ export class NotificationRepository {
   }
 
   /**
+   * Telegram chats with a message claimed (`sending`) at least `claimedBeforeMs` ago: a send
+   * still in flight under its holder's chat lease, or one whose notifier died mid-send. Only the
+   * lease tells them apart; the notifier takes it to settle the second kind at once.
+   */
+  async listChatsLeftSending(claimedBeforeMs: number, limit = 100): Promise<number[]> {
+    const rows = await this.db.notification.findMany({
+      where: {
+        status: "sending",
+        channel: "telegram",
+        chatId: { not: null },
+        claimedAt: { lt: new Date(Date.now() - claimedBeforeMs) },
+      },
+      distinct: ["chatId"],
+      orderBy: { chatId: "asc" },
+      take: limit,
+      select: { chatId: true },
+    });
+    return rows.map((row) => Number(row.chatId));
+  }
+
+  /**
    * Last resort for messages left in `sending` long ago that no drain settled (a chat's drain
    * settles them first): whether they went out is unknown, and resending could duplicate them,
    * so they become `uncertain`.

@@ -2,7 +2,7 @@ import type { TaskEvent } from "@ratatoskr/contracts";
 import type { FollowUp, Prisma, PrismaClient } from "../../generated/client.ts";
 import type { DbClient } from "../database.ts";
 import { sqlPoolOf } from "../sql/sql-pool.ts";
-import { applyTransitionSql } from "./sql-transition.ts";
+import { applyTransitionSql, forgetTaskRow } from "./sql-transition.ts";
 import { planTransition, type TransitionPlan } from "./transition-plan.ts";
 import { TaskNotFoundError, type AppliedTransition, type TaskPatch } from "./transition-types.ts";
 
@@ -19,8 +19,9 @@ export interface ApplyTransitionOptions {
  * new state, the audit event, and the outbox rows for every effect. A refusal throws
  * IllegalTransitionError and writes nothing.
  *
- * The hot path runs in plain SQL on the pool under the Prisma adapter (a read and one
- * version-guarded write, falling back to the row lock under contention); a transition with
+ * The hot path runs in plain SQL on the pool under the Prisma adapter (one version-guarded write,
+ * planned on the row this process last wrote or on a fresh read, falling back to the row lock
+ * under contention); a transition with
  * writes `alongside` (Prisma calls) runs in a locked Prisma transaction instead.
  */
 export async function applyTransition(
@@ -31,6 +32,7 @@ export async function applyTransition(
 ): Promise<AppliedTransition> {
   const pool = sqlPoolOf(prisma);
   if (pool && !options.alongside) return applyTransitionSql(pool, taskId, event, options.patch);
+  if (pool) forgetTaskRow(pool, taskId);
   return applyTransitionPrisma(prisma, taskId, event, options);
 }
 

@@ -1,21 +1,36 @@
-import type { TaskEvent } from "@ratatoskr/contracts";
+import { IllegalTransitionError, type TaskEvent } from "@ratatoskr/contracts";
 import type pg from "pg";
 import type { Task } from "../../generated/client.ts";
 import { camelRow, prismaLikeTypes } from "../sql/sql-pool.ts";
+import { TaskRowCache } from "./task-row-cache.ts";
 import { planTransition } from "./transition-plan.ts";
 import { TaskNotFoundError, type AppliedTransition, type TaskPatch } from "./transition-types.ts";
-import { toFollowUp, writeQuery, writtenTask, type FollowUpJson } from "./transition-write.ts";
+import { toFollowUp, writeQuery, type FollowUpJson } from "./transition-write.ts";
 
 const READ = "SELECT * FROM tasks WHERE id = $1";
 const LOCK = "SELECT * FROM tasks WHERE id = $1 FOR UPDATE";
 
 /**
- * Optimistic tries before taking the row lock. A task rarely sees two events at once; when it
- * does, the lock queues them instead of letting them retry against each other.
+ * Optimistic tries on a fresh read before taking the row lock. A task rarely sees two events at
+ * once; when it does, the lock queues them instead of letting them retry against each other.
  */
 const OPTIMISTIC_TRIES = 2;
 
 type Queryable = Pick<pg.PoolClient, "query">;
+
+/** One cache per pool (per database a process uses), made on first use. */
+const caches = new WeakMap<pg.Pool, TaskRowCache>();
+
+function cacheOf(pool: pg.Pool): TaskRowCache {
+  let cache = caches.get(pool);
+  if (!cache) caches.set(pool, (cache = new TaskRowCache()));
+  return cache;
+}
+
+/** A transition written elsewhere in this process (the Prisma path): its remembered row is stale. */
+export function forgetTaskRow(pool: pg.Pool, taskId: number): void {
+  caches.get(pool)?.delete(taskId);
+}
 
 async function readTask(db: Queryable, taskId: number, lock: boolean): Promise<Task> {
   const result = await db.query({
@@ -40,17 +55,44 @@ async function write(
   // Throws IllegalTransitionError before anything is written.
   const plan = planTransition(row, event, now);
   const written = await db.query(writeQuery(row, event, plan, patch, now));
-  const first = written.rows[0] as { follow_ups_json: FollowUpJson[] } | undefined;
+  const first = written.rows[0] as
+    ({ follow_ups_json: FollowUpJson[] } & Record<string, unknown>) | undefined;
   if (!first) return undefined;
-  return { task: writtenTask(row, plan, patch, now), followUps: first.follow_ups_json.map(toFollowUp) };
+  const { follow_ups_json: followUps, ...task } = first;
+  return { task: camelRow<Task>(task), followUps: followUps.map(toFollowUp) };
 }
 
 /**
- * applyTransition on the pg pool in two round trips: read the row, run the reducer in memory,
- * then one statement writes the task (only if its version is still the one read), the event,
- * the notifications and the outbox rows, atomically by itself. A concurrent transition bumps
- * the version, so a lost race writes nothing and is tried again on a fresh read; after
- * OPTIMISTIC_TRIES it runs under `SELECT … FOR UPDATE` in a transaction, where it cannot lose.
+ * The write planned on the row this process last wrote, without reading it: undefined when there
+ * is none, when the row has moved on since, or when the remembered row refuses the event (only a
+ * fresh row may refuse).
+ */
+async function writeRemembered(
+  db: Queryable,
+  cache: TaskRowCache,
+  taskId: number,
+  event: TaskEvent,
+  patch: TaskPatch,
+): Promise<AppliedTransition | undefined> {
+  const remembered = cache.get(taskId);
+  if (!remembered) return undefined;
+  cache.delete(taskId);
+  try {
+    return await write(db, remembered, event, patch);
+  } catch (error) {
+    if (error instanceof IllegalTransitionError) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * applyTransition on the pg pool: run the reducer in memory on the task row, then one statement
+ * writes the task (only if its version and `updated_at` are still the ones planned on), the event,
+ * the notifications and the outbox rows, atomically by itself, and returns the row as written.
+ * The row comes from this process's last write of the task when it has one (one round trip),
+ * else from a read (two). A concurrent transition bumps the version, so a lost race writes
+ * nothing and is tried again on a fresh read; after OPTIMISTIC_TRIES it runs under
+ * `SELECT … FOR UPDATE` in a transaction, where it cannot lose.
  * Same rows and same refusals as the Prisma version (which also locks, so the two interleave).
  */
 export async function applyTransitionSql(
@@ -59,9 +101,24 @@ export async function applyTransitionSql(
   event: TaskEvent,
   patch: TaskPatch = {},
 ): Promise<AppliedTransition> {
+  const cache = cacheOf(pool);
+  const applied = await applyOnConnection(pool, cache, taskId, event, patch);
+  cache.set(applied.task);
+  return applied;
+}
+
+async function applyOnConnection(
+  pool: pg.Pool,
+  cache: TaskRowCache,
+  taskId: number,
+  event: TaskEvent,
+  patch: TaskPatch,
+): Promise<AppliedTransition> {
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
+    const fast = await writeRemembered(client, cache, taskId, event, patch);
+    if (fast) return fast;
     for (let i = 0; i < OPTIMISTIC_TRIES; i++) {
       const applied = await write(client, await readTask(client, taskId, false), event, patch);
       if (applied) return applied;

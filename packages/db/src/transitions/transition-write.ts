@@ -28,16 +28,17 @@ const PATCH_COLUMNS: Record<keyof TaskPatch, string> = {
 
 /**
  * Every write of a transition in one statement: the task, its event, notifications, outbox rows.
- * The UPDATE matches only while the row still has the version the plan was made from ($26);
- * everything else is written only if it matched, so a lost race writes nothing and returns no row.
- * It returns only the outbox rows: the task row is known without reading it back (writtenTask).
+ * The UPDATE matches only while the row still has the version and `updated_at` the plan was made
+ * from ($26, $27; a Prisma update of other columns moves `updated_at`); everything else is written
+ * only if it matched, so a lost race writes nothing and returns no row. It returns the task row as
+ * written, with the outbox rows in `follow_ups_json`.
  */
 const WRITE = (patchSet: string) => `
 WITH t AS (
   UPDATE tasks SET status = $2, version = $3, turn_count = $4, pending_turns = $5, analysing = $6,
     skip_requested = $7, round = $8, max_turns = $9, max_rounds = $10, finished_at = $11::timestamp,
     updated_at = $12::timestamp, budget_usd = $24::float8, paused_step = $25::text${patchSet}
-  WHERE id = $1 AND version = $26 RETURNING id
+  WHERE id = $1 AND version = $26 AND updated_at = $27::timestamp RETURNING *
 ), e AS (
   INSERT INTO task_events (task_id, version, type, payload, from_status, to_status, created_at)
   SELECT $1, $3, $13, $14::jsonb, $15, $2, $12::timestamp FROM t
@@ -61,7 +62,7 @@ WITH t AS (
   ORDER BY fu.ford
   RETURNING id, task_id, queue, job_id, data, created_at, dispatched_at
 )
-SELECT (SELECT coalesce(json_agg(f ORDER BY f.id), '[]'::json) FROM f) AS follow_ups_json FROM t`;
+SELECT t.*, (SELECT coalesce(json_agg(f ORDER BY f.id), '[]'::json) FROM f) AS follow_ups_json FROM t`;
 
 function sqlValue(value: unknown): unknown {
   if (value instanceof Date) return value.toISOString();
@@ -99,6 +100,7 @@ export function writeQuery(row: Task, event: TaskEvent, plan: TransitionPlan, pa
     columns.budgetUsd ?? null,
     columns.pausedStep ?? null,
     row.version,
+    sqlValue(row.updatedAt),
   ];
   const keys = (Object.keys(patch) as (keyof TaskPatch)[])
     .filter((key) => key !== "finishedAt" && patch[key] !== undefined && key in PATCH_COLUMNS)
@@ -110,34 +112,6 @@ export function writeQuery(row: Task, event: TaskEvent, plan: TransitionPlan, pa
   }
   // Named, so each connection plans each shape once.
   return { name: `rt-transition:${keys.join(",")}`, text: WRITE(patchSet), values, types: prismaLikeTypes };
-}
-
-/**
- * The task row as the write left it: the row read, with every column the UPDATE set. No column
- * has a default or trigger on update, so this is exactly what `RETURNING *` would give.
- */
-export function writtenTask(row: Task, plan: TransitionPlan, patch: TaskPatch, now: Date): Task {
-  const { columns } = plan;
-  const task: Task = {
-    ...row,
-    status: columns.status,
-    version: columns.version,
-    turnCount: columns.turnCount,
-    pendingTurns: columns.pendingTurns,
-    analysing: columns.analysing,
-    skipRequested: columns.skipRequested,
-    round: columns.round,
-    maxTurns: columns.maxTurns,
-    maxRounds: columns.maxRounds,
-    finishedAt: patch.finishedAt !== undefined ? patch.finishedAt : columns.finishedAt,
-    updatedAt: now,
-    budgetUsd: columns.budgetUsd ?? null,
-    pausedStep: columns.pausedStep ?? null,
-  } as Task;
-  for (const key of Object.keys(patch) as (keyof TaskPatch)[])
-    if (key !== "finishedAt" && patch[key] !== undefined && key in PATCH_COLUMNS)
-      (task as unknown as Record<string, unknown>)[key] = patch[key];
-  return task;
 }
 
 export interface FollowUpJson {

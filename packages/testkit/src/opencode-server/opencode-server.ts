@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -6,6 +7,7 @@ import { join } from "node:path";
 import { resolveOpencodeBinary } from "./opencode-binary.ts";
 import { buildOpencodeConfig, renderAgentMarkdown, type AgentSpec, type ProviderSpec } from "./opencode-config.ts";
 import { freePort } from "./free-port.ts";
+import { killGroup, spawnWatched } from "./group-watchdog.ts";
 
 export interface OpencodeServerOptions {
   provider: ProviderSpec;
@@ -39,15 +41,21 @@ export interface OpencodeServer {
   freeze(): void;
   /** SIGCONT after `freeze()`. */
   thaw(): void;
+  /** Id of the server's process group (opencode, the tools it runs, its watchdog). */
+  readonly processGroup: number;
   /** Kills the whole process group and removes the temp root. Safe to call twice. */
   stop(): Promise<void>;
 }
 
-// Servers still running when the test process exits are killed synchronously here, so a crashed
-// or timed-out test file leaves no orphan opencode behind.
-const running = new Set<ChildProcess>();
+// Servers still running when this process exits are killed synchronously here, with their temp
+// roots; a process that dies without running this (SIGKILL, a default signal action) is covered
+// by each server's watchdog (group-watchdog.ts).
+const running = new Map<ChildProcess, string>();
 process.once("exit", () => {
-  for (const child of running) killGroup(child, "SIGKILL");
+  for (const [child, rootDir] of running) {
+    killGroup(child, "SIGKILL");
+    rmSync(rootDir, { recursive: true, force: true });
+  }
 });
 
 /** Starts a real `opencode serve` on a free loopback port with a fully isolated configuration. */
@@ -89,13 +97,14 @@ export async function startOpencodeServer(options: OpencodeServerOptions): Promi
     OPENCODE_DISABLE_MODELS_FETCH: "1",
     OPENCODE_SERVER_PASSWORD: password,
   };
-  const child = spawn(resolveOpencodeBinary(), ["serve", "--hostname", "127.0.0.1", "--port", String(port)], {
+  // Own process group: stop() kills opencode and every tool it spawned; the watchdog does it when
+  // this process dies first.
+  const child = spawnWatched(resolveOpencodeBinary(), ["serve", "--hostname", "127.0.0.1", "--port", String(port)], {
     env,
     cwd: rootDir,
-    detached: true, // own process group: stop() kills opencode and every tool it spawned
-    stdio: ["ignore", "pipe", "pipe"],
+    removeOnParentExit: rootDir,
   });
-  running.add(child);
+  running.set(child, rootDir);
   let out = "";
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
@@ -118,7 +127,7 @@ export async function startOpencodeServer(options: OpencodeServerOptions): Promi
   };
 
   try {
-    await waitHealthy(url, password, options.startTimeoutMs ?? 30_000, () => child.exitCode !== null, () => out);
+    await waitHealthy(url, password, options.startTimeoutMs ?? 30_000, () => child.exitCode !== null || child.signalCode !== null, () => out);
   } catch (err) {
     await stop();
     throw err;
@@ -135,19 +144,11 @@ export async function startOpencodeServer(options: OpencodeServerOptions): Promi
       return dir;
     },
     output: () => out,
+    processGroup: child.pid!,
     freeze: () => killGroup(child, "SIGSTOP"),
     thaw: () => killGroup(child, "SIGCONT"),
     stop,
   };
-}
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // group already gone
-  }
 }
 
 async function waitHealthy(url: string, password: string, timeoutMs: number, died: () => boolean, output: () => string): Promise<void> {

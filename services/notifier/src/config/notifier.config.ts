@@ -56,6 +56,11 @@ export const NOTIFIER_CONFIG_SCHEMA = {
       description:
         "Last resort: a message left mid-send this long ago that no drain settled is marked uncertain, never resent",
     }),
+    leftSweepIntervalMs: envDurationMs("NOTIFIER_LEFT_SENDING_SWEEP_MS", {
+      default: 1_000,
+      description:
+        "How often the notifier looks for chats a stopped notifier left mid-send, to settle them once their lease expired",
+    }),
     sweepIntervalMs: envDurationMs("NOTIFIER_STALE_SWEEP_INTERVAL_MS", {
       default: 60_000,
       description: "How often the notifier looks for stale messages (stuck sending, or pending without a job)",

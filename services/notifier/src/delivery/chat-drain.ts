@@ -19,8 +19,8 @@ export interface ChatDrainDeps extends DeliveryDeps {
 
 export interface ChatDrainRequest {
   lease: ChatLease;
-  /** The job's own message: its outcome is returned if this drain handled it. */
-  targetId: number;
+  /** The job's own message: its outcome is returned if this drain handled it (none for a sweep). */
+  targetId?: number;
   /** The chat's first page of unsettled messages, read with the job's message (before the lease). */
   firstPage?: Notification[];
   finalAttempt: boolean;
