@@ -22,7 +22,8 @@ import {
   createOpencodeClient,
   OpencodeHttp,
 } from "../packages/opencode/src/index.ts";
-import { benchMain, type BenchOptions, type BenchRow } from "./lib/bench-harness.ts";
+import { benchMain, percentile as pct, type BenchOptions, type BenchRow } from "./lib/bench-harness.ts";
+import { JUDGE_RUN, recording, settle, sleep, withStallProbe, type Json } from "./lib/opencode-probes.ts";
 
 const TARGET = { p50: 150, p99: 400, rate: 5, faster: 10, rateRatio: 3 };
 
@@ -37,63 +38,6 @@ interface Phase {
   routes: Map<string, number>;
   stallMs: number;
 }
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw JSON of the v2 API
-type Json = any;
-
-/** A counting dispatcher that also records each request's route (ids replaced by ":id"). */
-function recording() {
-  const counting = createCountingDispatcher();
-  const routes = new Map<string, number>();
-  const dispatcher = counting.dispatcher.compose((dispatch) => (opts, handler) => {
-    const route = `${opts.method} ${String(opts.path)
-      .split("?")[0]
-      ?.replace(/\/(ses|per|que|msg)_[A-Za-z0-9]+/g, "/:id")}`;
-    routes.set(route, (routes.get(route) ?? 0) + 1);
-    return dispatch(opts, handler);
-  });
-  return { dispatcher, routes, close: counting.close };
-}
-
-function pct(values: number[], p: number): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Runs `body` while probing the server's health latency; returns the worst one seen. */
-async function withStallProbe<T>(
-  probe: OpencodeHttp,
-  body: () => Promise<T>,
-): Promise<{ value: T; stallMs: number }> {
-  let stop = false;
-  let worst = 0;
-  const loop = (async () => {
-    while (!stop) {
-      const at = Date.now();
-      await probe.json("GET", "/global/health").catch(() => undefined);
-      worst = Math.max(worst, Date.now() - at);
-      await sleep(250);
-    }
-  })();
-  try {
-    return { value: await body(), stallMs: worst };
-  } finally {
-    stop = true;
-    await loop;
-  }
-}
-
-/** Waits until no session runs and the server answers quickly, so no phase inherits a backlog. */
-async function settle(probe: OpencodeHttp): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    const at = Date.now();
-    const active: Json = await probe.json("GET", "/api/session/active").catch(() => undefined);
-    if (active && Object.keys(active.data).length === 0 && Date.now() - at < 50) return;
-    await sleep(100);
-  }
-}
-
 type Outcome = Sample | { failure: string };
 
 /** Runs `n` sessions at once; a failed one becomes a counted failure, not an exception. */
@@ -115,14 +59,7 @@ async function runAll(
 function runOurs(client: ReturnType<typeof createOpencodeClient>, dir: string, n: number, tag: string) {
   return runAll(n, async (i) => {
     const start = Date.now();
-    const r = await client.runAgent({
-      agent: "judge",
-      directory: dir,
-      prompt: `${tag}-${i}`,
-      policy: {},
-      idleTimeoutMs: 60_000,
-      hardTimeoutMs: 180_000,
-    });
+    const r = await client.runAgent({ ...JUDGE_RUN, directory: dir, prompt: `${tag}-${i}` });
     const returnedAt = Date.now();
     if (r.outcome !== "ok") throw new Error(`run ${r.outcome}: ${r.error?.message}`);
     return { sessionId: r.sessionId as string, returnedAt, durationMs: returnedAt - start };
@@ -269,9 +206,9 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
         work: () => Promise<{ samples: Sample[]; failures: string[] }>,
       ): Promise<Phase> => {
         await settle(probe);
-        rec.routes.clear();
-        const { value, stallMs } = await withStallProbe(probe, work);
-        return { ...value, routes: new Map(rec.routes), stallMs };
+        rec.clear();
+        const { value, stallMs } = await withStallProbe([probe], work);
+        return { ...value, routes: new Map(rec.routes), stallMs: stallMs[0] ?? NaN };
       };
       const o = await summarize(
         "client",

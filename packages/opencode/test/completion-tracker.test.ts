@@ -27,6 +27,21 @@ describe("CompletionTracker", () => {
     expect(t.observe(false, [assistant("m1", "hello", 20)], 30).kind).toBe("done");
   });
 
+  it("completes on one not-active observation of a final step once opencode's stream announced the end", () => {
+    const t = new CompletionTracker();
+    expect(t.observe(true, [assistant("m1", "hal")], 10, true, true).kind).toBe("waiting");
+    expect(t.observe(false, [assistant("m1", "hello", 20)], 20, true, true)).toMatchObject({ kind: "done" });
+  });
+
+  it("still confirms twice after the end event when the newest step continues (tool calls) or failed to finish", () => {
+    const t = new CompletionTracker();
+    const toolStep: SessionMessage = { ...assistant("m1", "", 20), finish: "tool-calls" };
+    expect(t.observe(false, [toolStep], 20, true, true).kind).toBe("waiting");
+    expect(t.observe(false, [toolStep], 30, true, true).kind).toBe("done");
+    const u = new CompletionTracker();
+    expect(u.observe(false, [assistant("m1", "half")], 20, true, true).kind).toBe("waiting");
+  });
+
   it("restarts the count when the message changes between polls", () => {
     const t = new CompletionTracker();
     t.observe(false, [assistant("m1", "a", 20)], 20);
@@ -117,6 +132,31 @@ describe("ActivePoller", () => {
     const next = await poller.snapshotAfter(a.startedAt);
     expect(calls).toBe(2);
     expect(next.startedAt).toBeGreaterThan(a.startedAt);
+  });
+
+  it("starts a newer snapshot at once instead of waiting for an older one in flight, at most two at a time", async () => {
+    const pending: Array<() => void> = [];
+    let clock = 100;
+    const poller = new ActivePoller(
+      () => new Promise<Set<string>>((resolve) => pending.push(() => resolve(new Set(["ses_a"])))),
+      () => clock,
+    );
+    const old = poller.snapshotAfter(0);
+    clock = 200;
+    const newer = poller.snapshotAfter(150);
+    expect(pending).toHaveLength(2); // the newer one did not wait for the older answer
+    clock = 300;
+    const newest = poller.snapshotAfter(250);
+    await Promise.resolve();
+    expect(pending).toHaveLength(2); // no third request while two are in flight
+    pending[1]?.();
+    expect((await newer).startedAt).toBe(200);
+    pending[0]?.();
+    expect((await old).startedAt).toBe(100);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(pending).toHaveLength(3);
+    pending[2]?.();
+    expect((await newest).startedAt).toBe(300);
   });
 });
 

@@ -5,13 +5,19 @@ export interface ActiveSnapshot {
   ids: Set<string>;
 }
 
+/** Snapshot requests one client keeps in flight at most (per server). */
+const MAX_IN_FLIGHT = 2;
+
 /**
  * Shares `GET /api/session/active` between every run on a client: a caller asks for a snapshot
- * taken after some instant, and all callers waiting at the same time share one request.
+ * taken after some instant, and all callers waiting at the same time share one request. A caller
+ * that needs a newer snapshot than the one in flight does not wait for it to come back first: a
+ * second request starts at once (a watcher woken by a turn's end confirms it one round trip
+ * sooner), never more than MAX_IN_FLIGHT, so a stalled server is not piled on.
  */
 export class ActivePoller {
   private latest: ActiveSnapshot | undefined;
-  private inflight: { startedAt: number; promise: Promise<ActiveSnapshot> } | undefined;
+  private readonly inflight: Array<{ startedAt: number; promise: Promise<ActiveSnapshot> }> = [];
 
   constructor(
     private readonly fetchActive: (signal?: AbortSignal) => Promise<Set<string>>,
@@ -28,27 +34,27 @@ export class ActivePoller {
 
   private async shared(after: number): Promise<ActiveSnapshot> {
     if (this.latest && this.latest.startedAt > after) return this.latest;
-    if (this.inflight && this.inflight.startedAt > after) return this.inflight.promise;
-    if (this.inflight) {
-      // Too old for this caller: wait for it to finish, then issue a fresh one (shared again).
-      await this.inflight.promise.catch(() => undefined);
+    const newest = this.inflight.at(-1);
+    if (newest && newest.startedAt > after) return newest.promise;
+    if (this.inflight.length >= MAX_IN_FLIGHT) {
+      // Too old for this caller and no room for another: wait for the oldest, then ask again.
+      await this.inflight[0]?.promise.catch(() => undefined);
       return this.shared(after);
     }
     let startedAt = this.now();
     if (startedAt <= after) startedAt = after + 1; // clocks with ms granularity
-    const promise = this.fetchActive().then(
-      (ids) => {
-        const snap = { startedAt, ids };
-        if (!this.latest || this.latest.startedAt < startedAt) this.latest = snap;
-        return snap;
-      },
-    );
+    const promise = this.fetchActive().then((ids) => {
+      const snap = { startedAt, ids };
+      if (!this.latest || this.latest.startedAt < startedAt) this.latest = snap;
+      return snap;
+    });
     promise.catch(() => undefined); // every waiter may have left: a failure must not go unhandled
-    this.inflight = { startedAt, promise };
+    const entry = { startedAt, promise };
+    this.inflight.push(entry);
     try {
       return await promise;
     } finally {
-      if (this.inflight?.promise === promise) this.inflight = undefined;
+      this.inflight.splice(this.inflight.indexOf(entry), 1);
     }
   }
 }

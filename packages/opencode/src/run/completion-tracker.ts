@@ -25,6 +25,14 @@ export function isFinished(m: SessionMessage): boolean {
   return m.time.completed !== undefined || m.finish !== undefined || m.error !== undefined;
 }
 
+/** Finishes after which opencode takes another step of the same turn. */
+const CONTINUING_FINISHES = new Set(["tool-calls", "unknown"]);
+
+/** The message ended the turn's last step: it failed, or finished for a reason opencode does not continue after. */
+export function isFinalStep(m: SessionMessage): boolean {
+  return m.error !== undefined || (m.finish !== undefined && !CONTINUING_FINISHES.has(m.finish));
+}
+
 /**
  * Pure completion state for one prompt turn. Feed it each poll's observation; it says when the
  * turn is done (not active, newest new assistant message finished, unchanged over consecutive
@@ -55,8 +63,11 @@ export class CompletionTracker {
    * poll. `begun`: opencode said it took the prompt up (its prompted / step-started event, or the
    * same in the session's history). Before that the prompt is still queued — a busy server takes
    * seconds — and never silent, however long it takes (the idle and hard timeouts bound it).
+   * `ended`: opencode's own event stream, live over the whole turn, announced the turn's end —
+   * then one "not active + final step finished" observation is enough (a second source already
+   * agrees); otherwise it must hold over `stablePolls` consecutive observations.
    */
-  observe(active: boolean, assistants: SessionMessage[] | undefined, now: number, begun = false): TrackerDecision {
+  observe(active: boolean, assistants: SessionMessage[] | undefined, now: number, begun = false, ended = false): TrackerDecision {
     if (begun && this.begunAt === undefined) {
       this.begunAt = now;
       this.emptyInactive = 0;
@@ -99,6 +110,7 @@ export class CompletionTracker {
       return { kind: "waiting", progressed, confirming: true, halting: this.unfinishedInactive };
     }
     this.unfinishedInactive = 0;
+    if (ended && isFinalStep(newest)) return { kind: "done", messages: assistants };
     this.stable++;
     if (this.stable >= this.stablePolls) return { kind: "done", messages: assistants };
     return { kind: "waiting", progressed, confirming: true };

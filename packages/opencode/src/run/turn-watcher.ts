@@ -137,7 +137,9 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
       // Idle with nothing to show and no word from the stream that the prompt was taken up: ask the history.
       if (!s.trusted && !s.begun && !active && fetched?.length === 0) historySaysBegun = await takenUp.check(signal);
       const begun = started || historySaysBegun || hint.lastStartAt > 0;
-      const decision = settingUp ? SETTING_UP : tracker.observe(active, fetched, now(), begun);
+      // The stream covered the whole turn and announced its end: one observation confirms it.
+      const ended = s.trusted && s.lastEndAt > 0;
+      const decision = settingUp ? SETTING_UP : tracker.observe(active, fetched, now(), begun, ended);
       if (decision.kind === "done") return { kind: "done", messages: decision.messages };
       if (decision.kind === "silent") return { kind: "silent", messages: assistants };
       if (decision.kind === "halted") return { kind: "halted", messages: decision.messages, detail: haltDetail(decision.messages, stops) };
