@@ -13,3 +13,6 @@ export * from "./workspaces/task-git.ts";
 export * from "./maintenance/sweep-action.ts";
 export * from "./maintenance/step-sweeper.ts";
 export * from "./maintenance/pipeline-steps.ts";
+export * from "./service/agent-step-wiring.ts";
+export * from "./run/step-job.ts";
+export * from "./run/watched-run.ts";

@@ -1,6 +1,7 @@
-import { IllegalTransitionError, QUEUE, type TaskEvent } from "@ratatoskr/contracts";
-import type { ApplyTransitionOptions, AppliedTransition, PrismaClient } from "@ratatoskr/db";
+import { QUEUE } from "@ratatoskr/contracts";
+import type { PrismaClient } from "@ratatoskr/db";
 import { envDurationMs, type QueueSet } from "@ratatoskr/runtime";
+import { reportUnlessMovedOn, type TransitionFn } from "../run/step-job.ts";
 import type { SweptStep } from "./step-sweeper.ts";
 
 /** The sweep's variables, shared by the dev, reviewer and postmortem services. */
@@ -20,7 +21,7 @@ type StepQueue = typeof QUEUE.dev | typeof QUEUE.review;
 export interface RunningStepDeps {
   prisma: PrismaClient;
   queues: Pick<QueueSet, "queues">;
-  transition: (taskId: number, event: TaskEvent, options?: ApplyTransitionOptions) => Promise<AppliedTransition>;
+  transition: TransitionFn;
 }
 
 const STEP_NAMES: Record<StepQueue, string> = { dev: "dev round", review: "review" };
@@ -53,14 +54,11 @@ export function runningStep(deps: RunningStepDeps, queue: StepQueue): SweptStep 
     },
     jobState: (jobId) => deps.queues.queues[queue].getJobState(jobId),
     async release(step, state, logger) {
-      try {
-        await deps.transition(step.taskId, { type: "run.failed", reason: lostStepReason(queue, state) });
-        return true;
-      } catch (err) {
-        if (!(err instanceof IllegalTransitionError)) throw err;
-        logger.info({ refusal: err.refusal }, "the task moved on before the sweep settled it");
-        return false;
-      }
+      return reportUnlessMovedOn(
+        () => deps.transition(step.taskId, { type: "run.failed", reason: lostStepReason(queue, state) }),
+        logger,
+        "the task moved on before the sweep settled it",
+      );
     },
   };
 }

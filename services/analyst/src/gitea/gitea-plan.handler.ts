@@ -1,9 +1,9 @@
-import { IllegalTransitionError, reviewFindingSchema, type AnalystJob, type ReviewFinding, type TaskEvent } from "@ratatoskr/contracts";
+import { reviewFindingSchema, type AnalystJob, type ReviewFinding, type TaskEvent } from "@ratatoskr/contracts";
 import type { ApplyTransitionOptions, Repositories, Task } from "@ratatoskr/db";
 import type { GitWorkspaces } from "@ratatoskr/git";
 import { runCommandJob, type HeartbeatRedis } from "@ratatoskr/gitea";
 import type { AgentPolicy, OpencodeClient } from "@ratatoskr/opencode";
-import { isStepSettled, runTraced, settleDeadRuns, watchTaskStatus, workspaceLines, type StoredEvent } from "@ratatoskr/pipeline";
+import { loadStepTask, reportUnlessMovedOn, runWhileTaskRuns, settleDeadRuns, workspaceLines, type StoredEvent } from "@ratatoskr/pipeline";
 import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import { z } from "zod";
 import { buildPlannerPrompt, plannerVerdictSchema } from "./planner-prompt.ts";
@@ -47,19 +47,15 @@ function latest<T>(events: readonly StoredEvent[], type: string, schema: z.ZodTy
  */
 export function createGiteaPlanHandler(deps: GiteaPlanDeps): JobHandler<"analyst"> {
   return async (data, ctx) => {
-    const task = await deps.repos.tasks.findById(data.taskId);
-    if (!task) return skipped(`task ${data.taskId} does not exist`);
-    if (task.status !== "running") return skipped(`task ${task.id} is ${task.status}`);
-    const events = await deps.repos.events.list(task.id);
-    if (isStepSettled(ctx.job.id, task.id, events, SETTLED_BY)) return skipped(`planner job ${ctx.job.id} already reported back`);
-    const report = async (event: TaskEvent, failureReason?: string) => {
-      try {
-        await deps.transition(task.id, event, failureReason ? { patch: { failureReason } } : undefined);
-      } catch (err) {
-        if (!(err instanceof IllegalTransitionError)) throw err;
-        ctx.logger.info({ refusal: err.refusal }, "command moved on during the planner run; its report is dropped");
-      }
-    };
+    const found = await loadStepTask(deps.repos, data.taskId, ctx.job.id, { step: "planner job", settledBy: SETTLED_BY });
+    if ("skip" in found) return skipped(found.skip);
+    const { task, events } = found;
+    const report = (event: TaskEvent, failureReason?: string) =>
+      reportUnlessMovedOn(
+        () => deps.transition(task.id, event, failureReason ? { patch: { failureReason } } : undefined),
+        ctx.logger,
+        "command moved on during the planner run; its report is dropped",
+      );
     return runCommandJob(
       {
         redis: deps.redis,
@@ -83,7 +79,7 @@ async function plan(
   ctx: Ctx,
   task: Task,
   events: readonly StoredEvent[],
-  report: (event: TaskEvent, failureReason?: string) => Promise<void>,
+  report: (event: TaskEvent, failureReason?: string) => Promise<unknown>,
 ): Promise<unknown> {
   const discuss = data.kind === "discuss";
   const ws = await deps.git.prepare({ taskId: task.id, repo: task.repos[0] ?? "", branch: `agent/plan-${task.id}` });
@@ -108,31 +104,27 @@ async function plan(
   const { resumeSessionId } = await settleDeadRuns(traced, task.id, PLANNER_AGENT);
   // A revision round continues the planner's own conversation with the reviewer's findings.
   const sessionId = resumeSessionId ?? (task.round > 1 ? ((await deps.repos.traces.findLatest(task.id, PLANNER_AGENT))?.sessionId ?? undefined) : undefined);
-  const watch = watchTaskStatus({
-    readStatus: async () => (await deps.repos.tasks.findById(task.id))?.status,
-    continueIn: new Set(["running"]),
-    intervalMs: deps.statusPollMs,
-    parent: ctx.signal,
-    onError: (err) => ctx.logger.warn({ err }, "could not re-read the command during the planner run"),
-  });
-  const result = await runTraced(traced, {
-    taskId: task.id,
-    round: task.round,
-    storeOnTask: true,
-    run: {
-      agent: PLANNER_AGENT,
-      directory: deps.git.taskDir(task.id),
-      prompt,
-      policy: PLANNER_POLICY,
-      schema: plannerVerdictSchema,
-      idleTimeoutMs: deps.idleTimeoutMs,
-      hardTimeoutMs: deps.hardTimeoutMs,
-      signal: watch.signal,
-      ...(sessionId ? { sessionId } : {}),
+  const { stoppedBy, result } = await runWhileTaskRuns(
+    { ...traced, statusPollMs: deps.statusPollMs },
+    {
+      taskId: task.id,
+      round: task.round,
+      storeOnTask: true,
+      signal: ctx.signal,
+      what: "planner run",
+      run: {
+        agent: PLANNER_AGENT,
+        directory: deps.git.taskDir(task.id),
+        prompt,
+        policy: PLANNER_POLICY,
+        schema: plannerVerdictSchema,
+        idleTimeoutMs: deps.idleTimeoutMs,
+        hardTimeoutMs: deps.hardTimeoutMs,
+        ...(sessionId ? { sessionId } : {}),
+      },
     },
-  }).finally(() => watch.stop());
-  if (watch.stoppedBy()) return skipped(`command ${watch.stoppedBy()} during the planner run`);
-  if (ctx.signal.aborted) throw new Error("planner run interrupted by shutdown");
+  );
+  if (stoppedBy) return skipped(`command ${stoppedBy} during the planner run`);
   if (result.outcome !== "ok" || !result.verdict) {
     await report({ type: "command.failed", reason: "planner" }, `the planner ${result.outcome === "timeout" ? "timed out" : "failed"}: ${result.error?.message ?? result.outcome}`);
     return { status: "failed", reason: result.outcome };

@@ -1,13 +1,13 @@
-import { IllegalTransitionError, reviewFindingSchema, type DevJob, type ReviewFinding, type TaskEvent } from "@ratatoskr/contracts";
+import { reviewFindingSchema, type DevJob, type ReviewFinding, type TaskEvent } from "@ratatoskr/contracts";
 import type { ApplyTransitionOptions, Task } from "@ratatoskr/db";
 import type { Workspace } from "@ratatoskr/git";
 import { runCommandJob, type HeartbeatRedis } from "@ratatoskr/gitea";
-import { VerdictValidationError, type AgentRunResult } from "@ratatoskr/opencode";
-import { isStepSettled, runTraced, settleDeadRuns, watchTaskStatus, workspaceLines, type StoredEvent } from "@ratatoskr/pipeline";
+import { VerdictValidationError } from "@ratatoskr/opencode";
+import { loadStepTask, reportUnlessMovedOn, runWhileTaskRuns, settleDeadRuns, workspaceLines, type StoredEvent } from "@ratatoskr/pipeline";
 import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import { z } from "zod";
 import { DEV_AGENT, DEV_POLICY, type DevHandlerDeps } from "../handlers/dev-round.handler.ts";
-import { devReportSchema, type DevReport } from "../prompt/dev-report.schema.ts";
+import { devReportSchema } from "../prompt/dev-report.schema.ts";
 import { buildGiteaDevPrompt } from "./gitea-dev-prompt.ts";
 
 const SETTLED_BY = ["command.dev-finished", "command.succeeded", "command.failed", "command.cancelled", "command.interrupted"] as const;
@@ -43,12 +43,9 @@ function originOf(task: Task): number | undefined {
  */
 export function createGiteaDevHandler(deps: GiteaDevDeps): JobHandler<"dev"> {
   return async (data, ctx) => {
-    const task = await deps.repos.tasks.findById(data.taskId);
-    if (!task) return skipped(`task ${data.taskId} does not exist`);
-    if (task.status !== "running") return skipped(`task ${task.id} is ${task.status}`);
-    if (task.round !== data.round) return skipped(`task ${task.id} is in round ${task.round}, not ${data.round}`);
-    const events = await deps.repos.events.list(task.id);
-    if (isStepSettled(ctx.job.id, task.id, events, SETTLED_BY)) return skipped(`dev job ${ctx.job.id} already reported back`);
+    const found = await loadStepTask(deps.repos, data.taskId, ctx.job.id, { step: "dev job", settledBy: SETTLED_BY, round: data.round });
+    if ("skip" in found) return skipped(found.skip);
+    const { task, events } = found;
     const report = reporter(deps, task.id, ctx);
     return runCommandJob(
       {
@@ -70,16 +67,12 @@ export function createGiteaDevHandler(deps: GiteaDevDeps): JobHandler<"dev"> {
 type Report = (event: TaskEvent, failureReason?: string, patch?: ApplyTransitionOptions["patch"]) => Promise<boolean>;
 
 function reporter(deps: GiteaDevDeps, taskId: number, ctx: Ctx): Report {
-  return async (event, failureReason, patch) => {
-    try {
-      await deps.transition(taskId, event, { patch: { ...patch, ...(failureReason ? { failureReason } : {}) } });
-      return true;
-    } catch (err) {
-      if (!(err instanceof IllegalTransitionError)) throw err;
-      ctx.logger.info({ refusal: err.refusal }, "command moved on during the dev round; the report is dropped");
-      return false;
-    }
-  };
+  return (event, failureReason, patch) =>
+    reportUnlessMovedOn(
+      () => deps.transition(taskId, event, { patch: { ...patch, ...(failureReason ? { failureReason } : {}) } }),
+      ctx.logger,
+      "command moved on during the dev round; the report is dropped",
+    );
 }
 
 async function runRound(deps: GiteaDevDeps, data: DevJob, ctx: Ctx, task: Task, findings: ReviewFinding[], report: Report): Promise<unknown> {
@@ -109,19 +102,14 @@ async function runRound(deps: GiteaDevDeps, data: DevJob, ctx: Ctx, task: Task, 
     workspaces: workspaceLines(deps.git.taskDir(workTaskId), [ws]),
     findings,
   });
-  const watch = watchTaskStatus({
-    readStatus: async () => (await deps.repos.tasks.findById(task.id))?.status,
-    continueIn: new Set(["running"]),
-    intervalMs: deps.statusPollMs,
-    parent: ctx.signal,
-    onError: (err) => ctx.logger.warn({ err }, "could not re-read the command during the dev run"),
-  });
-  let result: AgentRunResult<DevReport>;
-  try {
-    result = await runTraced(traced, {
+  const { stoppedBy, result } = await runWhileTaskRuns(
+    { ...traced, statusPollMs: deps.statusPollMs },
+    {
       taskId: task.id,
       round: data.round,
       storeOnTask: true,
+      signal: ctx.signal,
+      what: "dev run",
       run: {
         agent: DEV_AGENT,
         directory: deps.git.taskDir(workTaskId),
@@ -130,15 +118,11 @@ async function runRound(deps: GiteaDevDeps, data: DevJob, ctx: Ctx, task: Task, 
         schema: devReportSchema,
         idleTimeoutMs: deps.idleTimeoutMs,
         hardTimeoutMs: deps.hardTimeoutMs,
-        signal: watch.signal,
         ...(sessionId ? { sessionId } : {}),
       },
-    });
-  } finally {
-    watch.stop();
-  }
-  if (watch.stoppedBy()) return skipped(`command ${watch.stoppedBy()} during the dev run; its work stays unpushed`);
-  if (ctx.signal.aborted) throw new Error("dev run interrupted by shutdown");
+    },
+  );
+  if (stoppedBy) return skipped(`command ${stoppedBy} during the dev run; its work stays unpushed`);
   const unreadable = result.outcome === "failed" && result.error instanceof VerdictValidationError;
   if (result.outcome !== "ok" && !unreadable) {
     await report({ type: "command.failed", reason: result.outcome }, `the dev agent ${result.outcome === "timeout" ? "timed out" : "failed"} in round ${data.round}: ${result.error?.message ?? result.outcome}`);

@@ -1,17 +1,21 @@
-import { IllegalTransitionError, type DevJob, type TaskEvent } from "@ratatoskr/contracts";
-import { stopIfOverBudget, type ApplyTransitionOptions, type AppliedTransition, type Repositories, type Task } from "@ratatoskr/db";
+import type { DevJob, TaskEvent } from "@ratatoskr/contracts";
+import type { ApplyTransitionOptions, Repositories, Task } from "@ratatoskr/db";
 import { PushRejectedError, type GitWorkspaces, type Workspace } from "@ratatoskr/git";
 import { VerdictValidationError, type AgentPolicy, type AgentRunResult, type OpencodeClient } from "@ratatoskr/opencode";
 import {
-  isStepSettled,
+  errorMessage,
+  isLastAttempt,
   latestFindings,
+  loadStepTask,
+  overBudgetRefusal,
   prepareTaskWorkspaces,
-  runTraced,
+  reportUnlessMovedOn,
+  runWhileTaskRuns,
   settleDeadRuns,
   taskBranch,
-  watchTaskStatus,
   workspaceLines,
-  type TracedRunDeps,
+  type TransitionFn,
+  type WatchedRunDeps,
 } from "@ratatoskr/pipeline";
 import { createJobProgress, skipped, type JobContext, type JobHandler, type JobProgressReporter } from "@ratatoskr/runtime";
 import { buildContinuePrompt, buildDevPrompt } from "../prompt/dev-prompt.ts";
@@ -29,8 +33,6 @@ export const DEV_POLICY: AgentPolicy = {
 /** The events that settle a dev job: once one of them is applied after the job was queued, a rerun is stale. */
 const SETTLED_BY = ["dev.finished", "run.failed", "run.timed_out"] as const;
 
-export type TransitionFn = (taskId: number, event: TaskEvent, options?: ApplyTransitionOptions) => Promise<AppliedTransition>;
-
 export interface DevHandlerDeps {
   repos: Pick<Repositories, "tasks" | "traces" | "events">;
   transition: TransitionFn;
@@ -43,18 +45,6 @@ export interface DevHandlerDeps {
 
 type Ctx = JobContext<"dev">;
 
-function isLastAttempt(ctx: Ctx): boolean {
-  return ctx.job.attemptsMade + 1 >= (ctx.job.opts.attempts ?? 1);
-}
-
-/** Why the job has nothing to do, or undefined when the round may run. */
-function refusalOf(task: Task, data: DevJob): string | undefined {
-  if (task.source !== "telegram") return `task ${task.id} is a Gitea command; dev runs for them come in a later issue`;
-  if (task.status !== "approved" && task.status !== "running") return `task ${task.id} is ${task.status}`;
-  if (task.round !== data.round) return `task ${task.id} is in round ${task.round}, not ${data.round}`;
-  return undefined;
-}
-
 /**
  * The `dev` queue's handler (P1–P4): one dev round of an approved task. Re-reads the task before
  * every step, so a cancelled task never starts or goes on; runs the dev agent in the task's
@@ -63,36 +53,27 @@ function refusalOf(task: Task, data: DevJob): string | undefined {
  */
 export function createDevRoundHandler(deps: DevHandlerDeps): JobHandler<"dev"> {
   return async (data, ctx) => {
-    const task = await deps.repos.tasks.findById(data.taskId);
-    if (!task) return skipped(`task ${data.taskId} does not exist`);
-    const refusal = refusalOf(task, data);
-    if (refusal) return skipped(refusal);
-    if (isStepSettled(ctx.job.id, task.id, await deps.repos.events.list(task.id), SETTLED_BY)) {
-      return skipped(`dev job ${ctx.job.id} already reported back`);
-    }
-    if (data.kind !== "fix") {
-      const budget = await stopIfOverBudget(deps, task.id, data.kind);
-      if (!budget.proceed) return skipped(`task ${task.id} stopped by its budget ($${budget.spentUsd} of $${budget.budgetUsd})`);
-    }
+    const rule = { step: "dev job", settledBy: SETTLED_BY, statuses: ["approved", "running"], round: data.round };
+    const found = await loadStepTask(deps.repos, data.taskId, ctx.job.id, rule);
+    if ("skip" in found) return skipped(found.skip);
+    const { task } = found;
+    const overBudget = data.kind === "fix" ? undefined : await overBudgetRefusal(deps, task.id, data.kind);
+    if (overBudget) return skipped(overBudget);
     const round = new DevRound(deps, data, ctx);
     try {
       return await round.run(task);
     } catch (err) {
-      if (ctx.signal.aborted || !isLastAttempt(ctx)) throw err;
+      if (ctx.signal.aborted || !isLastAttempt(ctx.job)) throw err;
       // The last attempt settles the task: a person learns why, instead of a task stuck running.
-      await round.report({ type: "run.failed", reason: `dev round ${data.round} failed: ${messageOf(err)}` });
+      await round.report({ type: "run.failed", reason: `dev round ${data.round} failed: ${errorMessage(err)}` });
       throw err;
     }
   };
 }
 
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 class DevRound {
   private readonly progress: JobProgressReporter;
-  private readonly traced: TracedRunDeps;
+  private readonly traced: WatchedRunDeps;
 
   constructor(
     private readonly deps: DevHandlerDeps,
@@ -100,20 +81,20 @@ class DevRound {
     private readonly ctx: Ctx,
   ) {
     this.progress = createJobProgress(ctx.job, { stage: "preparing workspaces", round: data.round }, ctx.logger);
-    this.traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger, progress: this.progress };
+    const { traces, tasks } = deps.repos;
+    this.traced = { traces, tasks, opencode: deps.opencode, logger: ctx.logger, progress: this.progress, statusPollMs: deps.statusPollMs };
   }
 
   /** Applies an event; false when the task moved on meanwhile (e.g. cancelled). */
   async report(event: TaskEvent, options?: ApplyTransitionOptions): Promise<boolean> {
-    try {
-      await this.deps.transition(this.data.taskId, event, options);
-      this.ctx.logger.info({ event: event.type }, "dev round reported");
-      return true;
-    } catch (err) {
-      if (!(err instanceof IllegalTransitionError)) throw err;
-      this.ctx.logger.info({ refusal: err.refusal }, "task moved on during the dev round; its report is dropped");
-      return false;
-    }
+    return reportUnlessMovedOn(
+      async () => {
+        await this.deps.transition(this.data.taskId, event, options);
+        this.ctx.logger.info({ event: event.type }, "dev round reported");
+      },
+      this.ctx.logger,
+      "task moved on during the dev round; its report is dropped",
+    );
   }
 
   async run(task: Task): Promise<unknown> {
@@ -125,7 +106,7 @@ class DevRound {
     try {
       workspaces = await prepareTaskWorkspaces(this.deps.git, { ...task, branch });
     } catch (err) {
-      await this.report({ type: "run.failed", reason: `could not prepare the repositories: ${messageOf(err)}` });
+      await this.report({ type: "run.failed", reason: `could not prepare the repositories: ${errorMessage(err)}` });
       return { status: "failed", reason: "workspace" };
     }
     if (!(await this.stillRunning())) return skipped("task moved on while its repositories were prepared");
@@ -164,39 +145,26 @@ class DevRound {
     const { resumeSessionId } = await settleDeadRuns(this.traced, task.id, DEV_AGENT);
     // `/continue N` resumes the session that timed out; a retried job the session of its dead attempt.
     const sessionId = this.data.kind === "continue" ? (task.agentSessionId ?? resumeSessionId) : resumeSessionId;
-    const watch = watchTaskStatus({
-      readStatus: async () => (await this.deps.repos.tasks.findById(task.id))?.status,
-      continueIn: new Set(["running"]),
-      intervalMs: this.deps.statusPollMs,
-      parent: this.ctx.signal,
-      onError: (err) => this.ctx.logger.warn({ err }, "could not re-read the task during the dev run"),
+    const { stoppedBy, result } = await runWhileTaskRuns(this.traced, {
+      taskId: task.id,
+      round: this.data.round,
+      storeOnTask: true,
+      signal: this.ctx.signal,
+      what: "dev run",
+      run: {
+        agent: DEV_AGENT,
+        directory: this.deps.git.taskDir(task.id),
+        prompt: await this.prompt(task, workspaces),
+        policy: DEV_POLICY,
+        schema: devReportSchema,
+        idleTimeoutMs: this.deps.idleTimeoutMs,
+        hardTimeoutMs: this.deps.hardTimeoutMs,
+        ...(sessionId ? { sessionId } : {}),
+      },
     });
-    try {
-      const result = await runTraced(this.traced, {
-        taskId: task.id,
-        round: this.data.round,
-        storeOnTask: true,
-        run: {
-          agent: DEV_AGENT,
-          directory: this.deps.git.taskDir(task.id),
-          prompt: await this.prompt(task, workspaces),
-          policy: DEV_POLICY,
-          schema: devReportSchema,
-          idleTimeoutMs: this.deps.idleTimeoutMs,
-          hardTimeoutMs: this.deps.hardTimeoutMs,
-          signal: watch.signal,
-          ...(sessionId ? { sessionId } : {}),
-        },
-      });
-      if (watch.stoppedBy()) {
-        this.ctx.logger.info({ status: watch.stoppedBy(), sessionId: result.sessionId }, "dev run interrupted: the task stopped");
-        return "stopped";
-      }
-      if (this.ctx.signal.aborted) throw new Error("dev run interrupted by shutdown; the job goes back to the queue");
-      return result;
-    } finally {
-      watch.stop();
-    }
+    if (!stoppedBy) return result;
+    this.ctx.logger.info({ status: stoppedBy, sessionId: result.sessionId }, "dev run interrupted: the task stopped");
+    return "stopped";
   }
 
   private async deliver(task: Task, workspaces: Workspace[]): Promise<DeliveredWork> {
@@ -216,7 +184,7 @@ class DevRound {
     const unreadableSummary = result.outcome === "failed" && result.error instanceof VerdictValidationError;
     if ((result.outcome === "failed" && !unreadableSummary) || result.outcome === "cancelled") {
       const reason = result.error?.message ?? `run ended ${result.outcome}`;
-      if (!isLastAttempt(this.ctx)) throw new Error(`dev run failed, will retry: ${reason}`);
+      if (!isLastAttempt(this.ctx.job)) throw new Error(`dev run failed, will retry: ${reason}`);
       await this.deliverQuietly(task, workspaces);
       await this.report({ type: "run.failed", reason: `the dev agent failed in round ${round}: ${reason}` });
       return { status: "failed", reason };

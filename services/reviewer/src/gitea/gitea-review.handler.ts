@@ -1,8 +1,8 @@
-import { IllegalTransitionError, formatFinding, isBlockingFinding, reviewVerdictSchema, type ReviewJob, type ReviewVerdict, type TaskEvent } from "@ratatoskr/contracts";
+import { formatFinding, isBlockingFinding, reviewVerdictSchema, type ReviewJob, type ReviewVerdict, type TaskEvent } from "@ratatoskr/contracts";
 import type { ApplyTransitionOptions, Task } from "@ratatoskr/db";
 import { runCommandJob, visibleText, type HeartbeatRedis } from "@ratatoskr/gitea";
 import { VerdictValidationError, type AgentRunResult } from "@ratatoskr/opencode";
-import { isStepSettled, runTraced, settleDeadRuns, watchTaskStatus, type StoredEvent } from "@ratatoskr/pipeline";
+import { loadStepTask, reportUnlessMovedOn, runWhileTaskRuns, settleDeadRuns, type StoredEvent } from "@ratatoskr/pipeline";
 import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import { z } from "zod";
 import { REVIEWER_AGENT, REVIEWER_POLICY, reviewOutcome, type ReviewHandlerDeps } from "../handlers/review.handler.ts";
@@ -40,22 +40,15 @@ function originOf(task: Task): number | undefined {
  */
 export function createGiteaReviewHandler(deps: GiteaReviewDeps): JobHandler<"review"> {
   return async (data, ctx) => {
-    const task = await deps.repos.tasks.findById(data.taskId);
-    if (!task) return skipped(`task ${data.taskId} does not exist`);
-    if (task.status !== "running") return skipped(`task ${task.id} is ${task.status}`);
-    if (task.round !== data.round) return skipped(`task ${task.id} is in round ${task.round}, not ${data.round}`);
-    const events = await deps.repos.events.list(task.id);
-    if (isStepSettled(ctx.job.id, task.id, events, SETTLED_BY)) return skipped(`review ${ctx.job.id} already reported back`);
-    const report: Report = async (event, patch) => {
-      try {
-        await deps.transition(task.id, event, patch ? { patch } : undefined);
-        return true;
-      } catch (err) {
-        if (!(err instanceof IllegalTransitionError)) throw err;
-        ctx.logger.info({ refusal: err.refusal }, "command moved on during the review; the verdict is dropped");
-        return false;
-      }
-    };
+    const found = await loadStepTask(deps.repos, data.taskId, ctx.job.id, { step: "review", settledBy: SETTLED_BY, round: data.round });
+    if ("skip" in found) return skipped(found.skip);
+    const { task, events } = found;
+    const report: Report = (event, patch) =>
+      reportUnlessMovedOn(
+        () => deps.transition(task.id, event, patch ? { patch } : undefined),
+        ctx.logger,
+        "command moved on during the review; the verdict is dropped",
+      );
     return runCommandJob(
       {
         redis: deps.redis,
@@ -139,35 +132,23 @@ async function runReviewer(
   prompt: string,
   sessionId: string | undefined,
 ): Promise<AgentRunResult<ReviewVerdict> | "stopped"> {
-  const watch = watchTaskStatus({
-    readStatus: async () => (await deps.repos.tasks.findById(task.id))?.status,
-    continueIn: new Set(["running"]),
-    intervalMs: deps.statusPollMs,
-    parent: ctx.signal,
-    onError: (err) => ctx.logger.warn({ err }, "could not re-read the command during the review"),
+  const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger, statusPollMs: deps.statusPollMs };
+  const { stoppedBy, result } = await runWhileTaskRuns(traced, {
+    taskId: task.id,
+    round,
+    storeOnTask: true,
+    signal: ctx.signal,
+    what: "review",
+    run: {
+      agent: REVIEWER_AGENT,
+      directory: deps.git.taskDir(workTaskId),
+      prompt,
+      policy: REVIEWER_POLICY,
+      schema: reviewVerdictSchema,
+      idleTimeoutMs: deps.idleTimeoutMs,
+      hardTimeoutMs: deps.hardTimeoutMs,
+      ...(sessionId ? { sessionId } : {}),
+    },
   });
-  try {
-    const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
-    const result = await runTraced(traced, {
-      taskId: task.id,
-      round,
-      storeOnTask: true,
-      run: {
-        agent: REVIEWER_AGENT,
-        directory: deps.git.taskDir(workTaskId),
-        prompt,
-        policy: REVIEWER_POLICY,
-        schema: reviewVerdictSchema,
-        idleTimeoutMs: deps.idleTimeoutMs,
-        hardTimeoutMs: deps.hardTimeoutMs,
-        signal: watch.signal,
-        ...(sessionId ? { sessionId } : {}),
-      },
-    });
-    if (watch.stoppedBy()) return "stopped";
-    if (ctx.signal.aborted) throw new Error("review interrupted by shutdown");
-    return result;
-  } finally {
-    watch.stop();
-  }
+  return stoppedBy ? "stopped" : result;
 }

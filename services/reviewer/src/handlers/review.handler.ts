@@ -1,5 +1,4 @@
 import {
-  IllegalTransitionError,
   isBlockingFinding,
   reviewVerdictSchema,
   type ReviewFinding,
@@ -7,18 +6,22 @@ import {
   type ReviewVerdict,
   type TaskEvent,
 } from "@ratatoskr/contracts";
-import { stopIfOverBudget, type ApplyTransitionOptions, type AppliedTransition, type Repositories, type Task } from "@ratatoskr/db";
+import type { Repositories, Task } from "@ratatoskr/db";
 import type { GitWorkspaces } from "@ratatoskr/git";
 import { VerdictValidationError, type AgentPolicy, type AgentRunResult, type OpencodeClient } from "@ratatoskr/opencode";
 import {
-  isStepSettled,
+  errorMessage,
+  isLastAttempt,
   latestDevCommit,
+  loadStepTask,
+  overBudgetRefusal,
   prepareTaskWorkspaces,
-  runTraced,
+  reportUnlessMovedOn,
+  runWhileTaskRuns,
   settleDeadRuns,
   taskBranch,
-  watchTaskStatus,
-  type TracedRunDeps,
+  type TransitionFn,
+  type WatchedRunDeps,
 } from "@ratatoskr/pipeline";
 import { createJobProgress, PermanentError, skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import { buildReviewPrompt } from "../prompt/review-prompt.ts";
@@ -33,8 +36,6 @@ export const REVIEWER_POLICY: AgentPolicy = {
 
 const SETTLED_BY = ["review.passed", "review.rejected", "run.failed", "run.timed_out"] as const;
 
-export type TransitionFn = (taskId: number, event: TaskEvent, options?: ApplyTransitionOptions) => Promise<AppliedTransition>;
-
 export interface ReviewHandlerDeps {
   repos: Pick<Repositories, "tasks" | "traces" | "events">;
   transition: TransitionFn;
@@ -47,14 +48,6 @@ export interface ReviewHandlerDeps {
 }
 
 type Ctx = JobContext<"review">;
-
-function isLastAttempt(ctx: Ctx): boolean {
-  return ctx.job.attemptsMade + 1 >= (ctx.job.opts.attempts ?? 1);
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /** Minor findings never fail a review; a rejection without a reason still names one. */
 export function reviewOutcome(verdict: ReviewVerdict): { passed: true } | { passed: false; findings: ReviewFinding[] } {
@@ -75,27 +68,24 @@ export function reviewOutcome(verdict: ReviewVerdict): { passed: true } | { pass
 export function createReviewHandler(deps: ReviewHandlerDeps): JobHandler<"review"> {
   return async (data, ctx) => {
     if (data.kind !== "diff") throw new PermanentError("reviewer: plan reviews come with the Gitea commands (a later issue)");
-    const task = await deps.repos.tasks.findById(data.taskId);
-    if (!task) return skipped(`task ${data.taskId} does not exist`);
-    if (task.status !== "running") return skipped(`task ${task.id} is ${task.status}`);
-    if (task.round !== data.round) return skipped(`task ${task.id} is in round ${task.round}, not ${data.round}`);
-    const events = await deps.repos.events.list(task.id);
-    if (isStepSettled(ctx.job.id, task.id, events, SETTLED_BY)) return skipped(`review ${ctx.job.id} already reported back`);
-    const budget = await stopIfOverBudget(deps, task.id, "review");
-    if (!budget.proceed) return skipped(`task ${task.id} stopped by its budget ($${budget.spentUsd} of $${budget.budgetUsd})`);
+    const found = await loadStepTask(deps.repos, data.taskId, ctx.job.id, { step: "review", settledBy: SETTLED_BY, round: data.round });
+    if ("skip" in found) return skipped(found.skip);
+    const { task, events } = found;
+    const overBudget = await overBudgetRefusal(deps, task.id, "review");
+    if (overBudget) return skipped(overBudget);
     const review = new Review(deps, data, ctx);
     try {
       return await review.run(task, latestDevCommit(events));
     } catch (err) {
-      if (ctx.signal.aborted || !isLastAttempt(ctx)) throw err;
-      await review.report({ type: "run.failed", reason: `review of round ${data.round} failed: ${messageOf(err)}` });
+      if (ctx.signal.aborted || !isLastAttempt(ctx.job)) throw err;
+      await review.report({ type: "run.failed", reason: `review of round ${data.round} failed: ${errorMessage(err)}` });
       throw err;
     }
   };
 }
 
 class Review {
-  private readonly traced: TracedRunDeps;
+  private readonly traced: WatchedRunDeps;
 
   constructor(
     private readonly deps: ReviewHandlerDeps,
@@ -103,19 +93,19 @@ class Review {
     private readonly ctx: Ctx,
   ) {
     const progress = createJobProgress(ctx.job, { stage: "preparing workspaces", round: data.round }, ctx.logger);
-    this.traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger, progress };
+    const { traces, tasks } = deps.repos;
+    this.traced = { traces, tasks, opencode: deps.opencode, logger: ctx.logger, progress, statusPollMs: deps.statusPollMs };
   }
 
   async report(event: TaskEvent): Promise<boolean> {
-    try {
-      await this.deps.transition(this.data.taskId, event);
-      this.ctx.logger.info({ event: event.type }, "review reported");
-      return true;
-    } catch (err) {
-      if (!(err instanceof IllegalTransitionError)) throw err;
-      this.ctx.logger.info({ refusal: err.refusal }, "task moved on during the review; its verdict is dropped");
-      return false;
-    }
+    return reportUnlessMovedOn(
+      async () => {
+        await this.deps.transition(this.data.taskId, event);
+        this.ctx.logger.info({ event: event.type }, "review reported");
+      },
+      this.ctx.logger,
+      "task moved on during the review; its verdict is dropped",
+    );
   }
 
   async run(task: Task, commit: string | undefined): Promise<unknown> {
@@ -150,36 +140,24 @@ class Review {
     prompt: string,
     sessionId: string | undefined,
   ): Promise<AgentRunResult<ReviewVerdict> | "stopped"> {
-    const watch = watchTaskStatus({
-      readStatus: async () => (await this.deps.repos.tasks.findById(task.id))?.status,
-      continueIn: new Set(["running"]),
-      intervalMs: this.deps.statusPollMs,
-      parent: this.ctx.signal,
-      onError: (err) => this.ctx.logger.warn({ err }, "could not re-read the task during the review"),
+    const { stoppedBy, result } = await runWhileTaskRuns(this.traced, {
+      taskId: task.id,
+      round: this.data.round,
+      storeOnTask: true,
+      signal: this.ctx.signal,
+      what: "review",
+      run: {
+        agent: REVIEWER_AGENT,
+        directory: this.deps.git.taskDir(task.id),
+        prompt,
+        policy: REVIEWER_POLICY,
+        schema: reviewVerdictSchema,
+        idleTimeoutMs: this.deps.idleTimeoutMs,
+        hardTimeoutMs: this.deps.hardTimeoutMs,
+        ...(sessionId ? { sessionId } : {}),
+      },
     });
-    try {
-      const result = await runTraced(this.traced, {
-        taskId: task.id,
-        round: this.data.round,
-        storeOnTask: true,
-        run: {
-          agent: REVIEWER_AGENT,
-          directory: this.deps.git.taskDir(task.id),
-          prompt,
-          policy: REVIEWER_POLICY,
-          schema: reviewVerdictSchema,
-          idleTimeoutMs: this.deps.idleTimeoutMs,
-          hardTimeoutMs: this.deps.hardTimeoutMs,
-          signal: watch.signal,
-          ...(sessionId ? { sessionId } : {}),
-        },
-      });
-      if (watch.stoppedBy()) return "stopped";
-      if (this.ctx.signal.aborted) throw new Error("review interrupted by shutdown; the job goes back to the queue");
-      return result;
-    } finally {
-      watch.stop();
-    }
+    return stoppedBy ? "stopped" : result;
   }
 
   private async settle(task: Task, result: AgentRunResult<ReviewVerdict>, commit: string | undefined): Promise<unknown> {
@@ -187,7 +165,7 @@ class Review {
     if (result.outcome !== "ok" || !result.verdict) {
       const reason = result.error?.message ?? `run ended ${result.outcome}`;
       const unreadable = result.error instanceof VerdictValidationError;
-      if (!unreadable && result.outcome === "failed" && !isLastAttempt(this.ctx)) {
+      if (!unreadable && result.outcome === "failed" && !isLastAttempt(this.ctx.job)) {
         throw new Error(`review run failed, will retry: ${reason}`);
       }
       const why = unreadable ? "the reviewer's verdict stayed unreadable after a repair and a retry" : `the review ${result.outcome === "timeout" ? "timed out" : "failed"}`;
