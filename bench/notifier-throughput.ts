@@ -4,7 +4,7 @@
  * same run: raw BullMQ jobs carrying the text, a worker relaying each to the same fake Telegram
  * with telegraf, same concurrency. Ours pays for what the floor has not: the send record in
  * Postgres (claim before, result after), the chat lease, the pacer and rendering.
- * `pnpm tsx bench/notifier-throughput.ts [--smoke]`
+ * `pnpm tsx bench/notifier-throughput.ts [--smoke]` (BENCH_NOTIFIER_CHATS, BENCH_ROUNDS: 2,000 and 3 by default)
  */
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
@@ -30,7 +30,7 @@ async function until(done: () => boolean, timeoutMs: number): Promise<void> {
 
 export async function run(options: BenchOptions): Promise<BenchRow[]> {
   const chats = options.smoke ? 50 : Number(process.env["BENCH_NOTIFIER_CHATS"] ?? 2_000);
-  const rounds = options.smoke ? 1 : 3;
+  const rounds = options.smoke ? 1 : Number(process.env["BENCH_ROUNDS"] ?? 3);
   const fake = await new FakeTelegram().start();
   const database = await benchDatabase("notifier");
   const repos = createRepositories(database.db.prisma);

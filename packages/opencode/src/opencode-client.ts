@@ -52,6 +52,13 @@ export interface OpencodeClient {
    * start. Bounded to ~2 s; throws when the server could not be told.
    */
   interrupt(sessionId: string, serverUrl?: string): Promise<void>;
+  /**
+   * Boots `directory` on every server ahead of the first run there, for the model's provider
+   * (`model`, else the client's default): opencode loads a location lazily, 5-20 s on a loaded
+   * machine, and a run in it waits for that. Runs starting meanwhile share the wait. Resolves when
+   * every server is ready (or its wait ran out); rejects when a server cannot be asked.
+   */
+  warmDirectory(directory: string, options?: { model?: string | ModelRef; signal?: AbortSignal }): Promise<void>;
   /** Runs holding or waiting for a slot, per server URL. */
   load(): Record<string, { running: number; waiting: number }>;
   /**
@@ -111,6 +118,10 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
       if (!server) return;
       const result = await interruptWithin(server.api, sessionId);
       if (!result.ok && !(result.error instanceof OpencodeHttpError && result.error.status === 404)) throw result.error;
+    },
+    async warmDirectory(directory, warmOptions) {
+      const providerId = (await resolveModel(warmOptions?.model))?.providerID;
+      await Promise.all(servers.map((s) => s.warmup.ready(directory, providerId, warmOptions?.signal)));
     },
     load: () => Object.fromEntries(servers.map((s) => [s.url, { running: s.gate.load - s.gate.waiting, waiting: s.gate.waiting }])),
     async sessionProgress(sessionId, signal, serverUrl) {

@@ -21,6 +21,7 @@ import {
   checkRedisSettings,
   collectConfigProblems,
   ConfigError,
+  StartupError,
   queueConfig,
   redisConfig,
 } from "@ratatoskr/runtime";
@@ -39,6 +40,8 @@ export interface StartHostOptions {
   handleSignals?: boolean;
   /** Called after a signal-triggered shutdown; defaults to process.exit. */
   exit?: (code: number) => void;
+  /** Where log lines go instead of stdout (the demo shows each as one line of its transcript). */
+  logDestination?: { write(line: string): void };
 }
 
 export interface RunningHost {
@@ -71,6 +74,7 @@ export async function startHost(opts: StartHostOptions): Promise<RunningHost> {
     level: config.log.level,
     format: config.log.format,
     version: config.service.version,
+    ...(opts.logDestination ? { destination: opts.logDestination } : {}),
   });
   const shutdown = new ShutdownRegistry({ logger, ...(opts.exit ? { exit: opts.exit } : {}) });
   try {
@@ -198,7 +202,10 @@ async function assemble(
     if (instance.stop) shutdown.register("intake", service.name, instance.stop);
   }
 
-  const url = await http.listen({ host: config.http.host, port: config.http.port });
+  const url = await http.listen({ host: config.http.host, port: config.http.port }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== "EADDRINUSE") throw err;
+    throw new StartupError(`port ${config.http.port} on ${config.http.host} is already in use; set HTTP_PORT to a free port`);
+  });
   const startedAt = new Date().toISOString();
   for (const service of opts.services) {
     const beat = {

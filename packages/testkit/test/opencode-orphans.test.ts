@@ -39,7 +39,9 @@ describe("opencode serve never outlives the process that started it", () => {
   it.each(["SIGKILL", "SIGTERM", "SIGHUP", "SIGINT"] as const)(
     "%s to the parent: no process of its opencode remains and its temp root is gone",
     async (signal) => {
-      const child = spawn(process.execPath, ["--import", "tsx", CHILD], { stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, ["--import", "tsx", CHILD], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let out = "";
       child.stdout.on("data", (d: Buffer) => (out += d.toString()));
       child.stderr.on("data", (d: Buffer) => (out += d.toString()));
@@ -47,12 +49,17 @@ describe("opencode serve never outlives the process that started it", () => {
       const ready = await waitUntil(() => out.includes("\n") || child.exitCode !== null, 60_000);
       expect(ready && child.exitCode === null, out).toBe(true);
       const started = JSON.parse(out.split("\n")[0]!) as Started;
-      expect(leftovers(started).some((line) => line.includes(`--port ${new URL(started.url).port}`))).toBe(true);
+      expect(leftovers(started).some((line) => line.includes(`--port ${new URL(started.url).port}`))).toBe(
+        true,
+      );
 
       child.kill(signal);
       const [, killedBy] = await exited;
       expect(killedBy).toBe(signal); // died by the signal: none of its own code ran
-      const clean = await waitUntil(() => leftovers(started).length === 0 && !existsSync(started.rootDir), GONE_WITHIN_MS);
+      const clean = await waitUntil(
+        () => leftovers(started).length === 0 && !existsSync(started.rootDir),
+        GONE_WITHIN_MS,
+      );
       expect({ clean, leftovers: leftovers(started), rootDir: existsSync(started.rootDir) }).toEqual({
         clean: true,
         leftovers: [],

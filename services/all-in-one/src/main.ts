@@ -1,5 +1,5 @@
 import { runServiceMain } from "@ratatoskr/service-host";
-import { runDemo } from "./demo/demo.ts";
+import { runDemoCli } from "./demo/demo-cli.ts";
 import { ALL_SERVICES } from "./services.ts";
 
 /**
@@ -8,7 +8,12 @@ import { ALL_SERVICES } from "./services.ts";
  */
 const hasFrontDoor = Boolean(process.env.TELEGRAM_BOT_TOKEN || process.env.GITEA_URL);
 if (process.env.RATATOSKR_DEMO === "true" || !hasFrontDoor) {
-  await runDemo(process.env, (line) => process.stdout.write(`${line}\n`));
+  await runDemoCli(process.env, {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    exit: (code) => process.exit(code),
+    signals: process,
+  });
 } else {
   await runServiceMain({ name: "all-in-one", services: ALL_SERVICES });
 }

@@ -15,14 +15,20 @@ describe("demo mode", () => {
       LOG_LEVEL: "silent",
     };
     const [schema, prefix] = [`demo_${id}`, `demo-${id}`];
-    const demo = await runDemo(env, (line) => lines.push(line), { schema, prefix, handleSignals: false });
+    const demo = await runDemo(env, (line) => lines.push(line), { schema, prefix });
     try {
       const transcript = lines.join("\n");
       // The dialogue, each line stamped with its time.
       expect(transcript).toMatch(/\[\+\s*\d+\.\d s\] 👤 \/start[\s\S]*🤖 .*Task #1/);
       expect(transcript).toContain("What should /health answer");
       expect(transcript).toMatch(/Draft of task #1[\s\S]*demo\/hello/);
-      expect(transcript).toMatch(/\[presses Approve\][\s\S]*🤖 .*approved/);
+      // The draft's buttons as the chat shows them, under its text; the person presses one of them.
+      expect(transcript).toMatch(/Draft of task #1[\s\S]*\n {12}\[ [^\]\n]*Approve[^\]\n]* \]/);
+      expect(transcript).toMatch(/\[presses [^\]\n]*Approve[^\]\n]*\][\s\S]*🤖 .*approved/);
+      // Not a terminal: no colour codes; no log line with a stack trace among the messages.
+      expect(transcript).not.toContain("\u001b[");
+      expect(transcript).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
+      expect(transcript).not.toContain('{"level"');
       // The pipeline, in order: dev, the reviewer's one change, dev again, review passed, success.
       const steps = [
         "Task #1: the developer agent is at work",
@@ -54,7 +60,7 @@ describe("demo mode", () => {
       expect(transcript).toMatch(/server\.js \| +\d+ [+-]+/);
       expect(transcript).toContain(`git clone -b ${branch} ${demo.bareRepo} hello`);
     } finally {
-      await demo.stop();
+      expect(await demo.stop()).toBe(true);
       await dropSchema(env.DATABASE_URL, schema);
       await deleteKeysWithPrefix(env.REDIS_URL, prefix);
     }

@@ -9,6 +9,7 @@ import { createAnalyseTurnHandler } from "./handlers/analyse-turn.handler.ts";
 import { createGiteaPlanHandler } from "./gitea/gitea-plan.handler.ts";
 import { startAnalysisSweeper } from "./maintenance/analysis-sweeper.ts";
 import { createRepositoryDirectory } from "./repositories/repository-directory.factory.ts";
+import { ensureAnalystDir } from "./workspace/analyst-dir.ts";
 
 /** Clarifies requests with the analyst agent (dialogue turns) and plans Gitea issues with the planner. */
 export const analystService = defineService({
@@ -26,13 +27,15 @@ export const analystService = defineService({
     if (repositories)
       logger.info({ repositories: repositories.description }, "draft repositories are checked to exist");
     await checkOpencodeAtStart(client, logger, "analyst");
+    const directory = await ensureAnalystDir(config.workspace.dir);
+    const warming = new AbortController();
 
     const handler = createAnalyseTurnHandler({
       repos: ctx.repos,
       transition: (taskId, event, options) => ctx.transition(taskId, event, options),
       opencode: client,
       repositories,
-      workspaceDir: config.workspace.dir,
+      directory,
       idleTimeoutMs: config.analyst.idleTimeoutMs,
       hardTimeoutMs: config.analyst.hardTimeoutMs,
       maxQuestions: config.analyst.maxQuestions,
@@ -59,6 +62,19 @@ export const analystService = defineService({
       handlers: { [QUEUE.analyst]: bySource(ctx.repos.tasks, { telegram: handler, gitea }) },
       // Redis can be lost; the analyses Postgres says are waiting are found and put right.
       async start() {
+        // opencode boots the analyst's directory now, not in the first analysis (which shares the wait).
+        const startedAt = Date.now();
+        void client.warmDirectory(directory, { signal: warming.signal }).then(
+          () =>
+            logger.info({ directory, ms: Date.now() - startedAt }, "analyst directory warmed on opencode"),
+          (err: unknown) => {
+            if (!warming.signal.aborted)
+              logger.warn(
+                { err, directory },
+                "could not warm the analyst directory; the first analysis waits for it",
+              );
+          },
+        );
         stopSweeper = startAnalysisSweeper({
           prisma: ctx.db.prisma,
           queues: ctx.queues,
@@ -70,6 +86,7 @@ export const analystService = defineService({
         });
       },
       async stop() {
+        warming.abort();
         await stopSweeper?.();
       },
       checks: {

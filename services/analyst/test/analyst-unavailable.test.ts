@@ -49,7 +49,7 @@ function handler() {
     transition: (taskId, event, options) => repos.applyTransition(taskId, event, options),
     opencode: client,
     repositories: undefined,
-    workspaceDir: workspace,
+    directory: workspace,
     idleTimeoutMs: 5_000,
     hardTimeoutMs: 10_000,
     maxQuestions: 3,

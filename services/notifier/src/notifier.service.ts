@@ -7,6 +7,7 @@ import { logChannel } from "./channels/log.channel.ts";
 import type { MessageChannel } from "./channels/message-channel.ts";
 import { telegramChannel } from "./channels/telegram.channel.ts";
 import { loadNotifierConfig, NOTIFIER_CONFIG_SCHEMA, type NotifierConfig } from "./config/notifier.config.ts";
+import { BackgroundWork } from "./delivery/background-work.ts";
 import { ChatLocks } from "./delivery/chat-lock.ts";
 import type { DoubtCause } from "./delivery/deliver-notification.ts";
 import { createSendPacer } from "./delivery/send-pacer.ts";
@@ -77,8 +78,12 @@ export function createNotifierService(options: NotifierServiceOptions = {}) {
         pacer,
         chatLocks: new ChatLocks({ redis: ctx.redis, prefix, ttlMs: CHAT_LEASE_TTL_MS, pacer: pacer.scriptArgs }),
       };
+      const background = new BackgroundWork();
+      // After the workers have drained (their jobs hand off work) and before Redis closes.
+      ctx.shutdown.register("queues", "notifier lease releases", () => background.settled());
       const handler = createNotifyHandler({
         ...delivery,
+        background,
         busyChatRetryMs: config.pacing.chatIntervalMs / 2,
         giteaStatus: gitea.handler,
       });

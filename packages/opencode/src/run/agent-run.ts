@@ -241,6 +241,7 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
         stopReason = turn.which === "idle" ? `no progress for ${o.idleTimeoutMs} ms (idle timeout)` : `hard timeout of ${o.hardTimeoutMs} ms reached`;
         return true;
       case "silent": {
+        deps.warmup.forget(o.directory, expected?.providerID); // a restarted server lost the location: warm it again next time
         const name = formatModelRef(expected);
         // Why, if the server can say so within a moment: the pinned model is not in its list.
         const models = expected ? await deps.api.models(o.directory, untilDeadline(o.signal, now() + 2_000, now())).catch(() => []) : [];

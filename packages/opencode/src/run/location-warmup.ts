@@ -16,6 +16,8 @@ import { abortable } from "./active-poller.ts";
 /** How long a booted location may lack the run's provider before it counts as missing (ms). */
 const MISSING_PROVIDER_MS = 3_000;
 
+const keyOf = (directory: string, providerId: string | undefined) => `${providerId ?? ""}\u0000${directory}`;
+
 export class LocationWarmup {
   private readonly ready_ = new Set<string>();
   private readonly pending = new Map<string, Promise<void>>();
@@ -31,7 +33,7 @@ export class LocationWarmup {
    * Rejects when the server cannot be asked at all, or with the signal's reason.
    */
   async ready(directory: string, providerId: string | undefined, signal?: AbortSignal, deadline = Infinity): Promise<void> {
-    const key = `${providerId ?? ""}\u0000${directory}`;
+    const key = keyOf(directory, providerId);
     if (this.ready_.has(key)) return;
     let shared = this.pending.get(key);
     if (!shared) {
@@ -46,6 +48,14 @@ export class LocationWarmup {
       shared.catch(() => undefined);
     }
     return signal ? abortable(shared, signal) : shared;
+  }
+
+  /**
+   * Forgets that a location was ready: a session there went silent, so the server may have lost
+   * it (restarted) and the next run must wait for it again.
+   */
+  forget(directory: string, providerId: string | undefined): void {
+    this.ready_.delete(keyOf(directory, providerId));
   }
 
   /** True once ready; false when the wait ran out or the location has no such provider. */

@@ -36,13 +36,21 @@ export interface WatchedSpawnOptions extends Pick<SpawnOptions, "env" | "cwd"> {
  * started, and the watchdog does the same by itself when this process dies without doing so.
  * stdout/stderr are piped; stdin is the watchdog's pipe and must be left alone.
  */
-export function spawnWatched(file: string, args: readonly string[], options: WatchedSpawnOptions = {}): ChildProcess {
-  return spawn("/bin/sh", ["-c", WATCHDOG, "ratatoskr-watchdog", options.removeOnParentExit ?? "", file, ...args], {
-    ...(options.env ? { env: options.env } : {}),
-    ...(options.cwd ? { cwd: options.cwd } : {}),
-    detached: true,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+export function spawnWatched(
+  file: string,
+  args: readonly string[],
+  options: WatchedSpawnOptions = {},
+): ChildProcess {
+  return spawn(
+    "/bin/sh",
+    ["-c", WATCHDOG, "ratatoskr-watchdog", options.removeOnParentExit ?? "", file, ...args],
+    {
+      ...(options.env ? { env: options.env } : {}),
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+      detached: true,
+      stdio: ["pipe", "pipe", "pipe"],
+    },
+  );
 }
 
 /** Sends `signal` to the child's whole process group; a group already gone is not an error. */

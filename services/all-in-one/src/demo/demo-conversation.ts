@@ -1,5 +1,6 @@
 import { formatCallbackData } from "@ratatoskr/contracts";
 import type { FakeTelegram, SentRecord } from "@ratatoskr/testkit";
+import { demoStyle, renderButtons, type DemoStyle } from "./demo-style.ts";
 
 const REPLY_TIMEOUT_MS = 60_000;
 /** Two dev rounds and two reviews against the scripted model: well under a minute; generous for a slow machine. */
@@ -11,6 +12,7 @@ export interface DemoConversationOptions {
   print: (line: string) => void;
   /** Time origin of the transcript's `[+12.3 s]` stamps. */
   startedAt?: number;
+  style?: DemoStyle;
 }
 
 export interface DemoOutcome {
@@ -38,10 +40,13 @@ export async function playDemoConversation({
   chatId,
   print,
   startedAt = Date.now(),
+  style = demoStyle(false),
 }: DemoConversationOptions): Promise<DemoOutcome> {
   let seen = 0;
+  const indent = "\n            ";
+  const at = () => style.dim(stamp(startedAt));
   const say = (text: string) => {
-    print(`\n${stamp(startedAt)} 👤 ${text}`);
+    print(`\n${at()} ${style.person(`👤 ${text}`)}`);
     telegram.sendText(chatId, text, { from: { first_name: "Demo", username: "demo_person" } });
   };
   /** Prints the bot's messages as they arrive, until one matches `until` (returned). */
@@ -57,8 +62,12 @@ export async function playDemoConversation({
       });
       const fresh = records.slice(seen);
       seen = records.length;
-      for (const record of fresh)
-        print(`\n${stamp(startedAt)} 🤖 ${record.plainText.replaceAll("\n", "\n            ")}`);
+      for (const record of fresh) {
+        // The message as the chat shows it: its text, then its buttons.
+        const buttons = renderButtons(record.replyMarkup?.inline_keyboard, style);
+        const text = [record.plainText, ...(buttons.length > 0 ? ["", ...buttons] : [])].join("\n");
+        print(`\n${at()} ${style.bot(`🤖 ${text.replaceAll("\n", indent)}`)}`);
+      }
       const hit = fresh.find(until);
       if (hit) return hit;
     }
@@ -74,7 +83,8 @@ export async function playDemoConversation({
   say('JSON {"status":"ok"} with status 200, please.');
   const draft = await botSays((r) => (r.replyMarkup?.inline_keyboard.flat().length ?? 0) > 0);
 
-  print(`\n${stamp(startedAt)} 👤 [presses Approve]`);
+  const approve = draft.replyMarkup?.inline_keyboard.flat().find((b) => b.callback_data === formatCallbackData({ action: "approve", taskId }));
+  print(`\n${at()} ${style.person(`👤 [presses ${approve?.text ?? "Approve"}]`)}`);
   telegram.pressButton(chatId, draft.messageId, formatCallbackData({ action: "approve", taskId }));
   const final = await botSays(
     (r) => r.plainText.includes(`#${taskId}`) && FINAL.test(r.plainText),

@@ -11,7 +11,6 @@ import { findMissingRepositories } from "../repositories/repository-check.ts";
 import type { RepositoryDirectory } from "../repositories/repository-directory.ts";
 import { classifyRunFailure } from "../run/run-failure.ts";
 import { analystVerdictSchema, type AnalystVerdict } from "../verdict/analyst-verdict.schema.ts";
-import { ensureScratchDir } from "../workspace/scratch-dir.ts";
 import { releaseFailedAnalysis, settleAnalysis, type TransitionFn } from "./settle-analysis.ts";
 import { isAnalysisAlreadySettled } from "./stale-analysis.ts";
 
@@ -30,7 +29,8 @@ export interface AnalystHandlerDeps {
   opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl">;
   /** Undefined: repositories are not checked (none configured). */
   repositories: RepositoryDirectory | undefined;
-  workspaceDir: string;
+  /** The directory every analyst session works in (see ensureAnalystDir). */
+  directory: string;
   idleTimeoutMs: number;
   hardTimeoutMs: number;
   maxQuestions: number;
@@ -117,7 +117,7 @@ async function analyse(deps: AnalystHandlerDeps, data: AnalystJob, task: Task, c
     storeOnTask: false,
     run: {
       agent: ANALYST_AGENT,
-      directory: await ensureScratchDir(deps.workspaceDir, task.id),
+      directory: deps.directory,
       prompt,
       policy: ANALYST_POLICY,
       schema: analystVerdictSchema,

@@ -40,23 +40,58 @@ export async function analystPromptMark(): Promise<string> {
   return first;
 }
 
+/** Basic-auth headers for a test's own requests to the opencode server. */
+export function opencodeAuth(opencode: OpencodeServer): { authorization: string } {
+  return { authorization: `Basic ${Buffer.from(`opencode:${opencode.password}`).toString("base64")}` };
+}
+
 /**
  * Boots one directory on a fresh opencode server before the tests: the first location a server
  * boots costs the most (10-20 s on a loaded 2-core machine, against ~5 s for the next ones), and
- * that cost belongs to no test. Every analysis still boots its own task directory.
+ * that cost belongs to no test. The service boots its own analyst directory when it starts.
  */
 export async function warmOpencode(opencode: OpencodeServer, directory: string): Promise<void> {
   await mkdir(directory, { recursive: true });
   const url = `${opencode.url}/api/provider/fake?location%5Bdirectory%5D=${encodeURIComponent(directory)}`;
-  const headers = { authorization: `Basic ${Buffer.from(`opencode:${opencode.password}`).toString("base64")}` };
+  const headers = opencodeAuth(opencode);
   const deadline = Date.now() + 60_000;
   for (;;) {
     const res = await fetch(url, { headers, signal: AbortSignal.timeout(60_000) });
     await res.body?.cancel();
     if (res.ok) return;
-    if (Date.now() > deadline) throw new Error(`opencode did not boot ${directory} within 60 s (last answer ${res.status})`);
+    if (Date.now() > deadline)
+      throw new Error(`opencode did not boot ${directory} within 60 s (last answer ${res.status})`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** When opencode booted which directory: its `catalog.updated` events, recorded from server start. */
+export interface BootLog {
+  readonly boots: ReadonlyArray<{ directory: string; at: number }>;
+  close(): void;
+}
+
+function recordBoots(opencode: OpencodeServer): BootLog {
+  const boots: Array<{ directory: string; at: number }> = [];
+  const abort = new AbortController();
+  const headers = opencodeAuth(opencode);
+  void (async () => {
+    const res = await fetch(`${opencode.url}/api/event`, { headers, signal: abort.signal });
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for await (const chunk of res.body ?? []) {
+      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+      const lines = buffer.split("\n");
+      buffer = lines.pop() ?? "";
+      for (const line of lines) {
+        if (!line.startsWith("data:") || !line.includes("catalog.updated")) continue;
+        const event = JSON.parse(line.slice(5)) as { type?: string; location?: { directory?: string } };
+        if (event.type === "catalog.updated" && event.location?.directory)
+          boots.push({ directory: event.location.directory, at: Date.now() });
+      }
+    }
+  })().catch(() => undefined);
+  return { boots, close: () => abort.abort() };
 }
 
 let seq = 0;
@@ -89,7 +124,13 @@ export class AnalystHarness {
     readonly host: RunningHost,
     readonly workspace: string,
     readonly promptMark: string,
+    readonly bootLog: BootLog,
   ) {}
+
+  /** The directory every analyst session works in. */
+  get analystDir(): string {
+    return join(this.workspace, "analyst", "shared");
+  }
 
   static async start(): Promise<AnalystHarness> {
     const model = await startScriptedModel();
@@ -99,6 +140,7 @@ export class AnalystHarness {
     const database = await createTestDatabase();
     const redis = createTestRedis();
     const workspace = await mkdtemp(join(tmpdir(), "ratatoskr-analyst-test-"));
+    const bootLog = recordBoots(opencode);
     await warmOpencode(opencode, join(workspace, "warm-up"));
     const host = await startHost({
       name: "analyst",
@@ -125,6 +167,7 @@ export class AnalystHarness {
       host,
       workspace,
       await analystPromptMark(),
+      bootLog,
     );
   }
 
@@ -194,6 +237,7 @@ export class AnalystHarness {
 
   async stop(): Promise<void> {
     await this.host?.shutdown("test finished");
+    this.bootLog.close();
     await Promise.allSettled([this.opencode.stop(), this.gitea.stop()]);
     await this.model.close();
     await this.redis.cleanup();

@@ -1,5 +1,6 @@
 import type { JobHandler } from "@ratatoskr/runtime";
 import { PermanentError, RetryLaterError, skipped } from "@ratatoskr/runtime";
+import type { BackgroundWork } from "../delivery/background-work.ts";
 import type { ChatLocks } from "../delivery/chat-lock.ts";
 import { CHAT_PAGE, drainChat, type ChatDrainDeps } from "../delivery/chat-drain.ts";
 import type { DeliveryOutcome } from "../delivery/deliver-notification.ts";
@@ -9,6 +10,8 @@ export interface NotifyHandlerDeps extends ChatDrainDeps {
   chatLocks: ChatLocks;
   /** How long a job waits before trying a chat whose lease another job holds. */
   busyChatRetryMs: number;
+  /** Where a job leaves the release of its chat's lease as it ends. */
+  background: BackgroundWork;
   /** Reconciles a Gitea command's status comment (`gitea-status` jobs). */
   giteaStatus?: GiteaStatusHandler;
 }
@@ -70,8 +73,11 @@ export function createNotifyHandler(deps: NotifyHandlerDeps): JobHandler<"notify
         logger: log,
       });
     } finally {
-      // If Redis is gone the lease simply expires; the drain's own error is the one to report.
-      await lease.release().catch((err: unknown) => log.warn({ err }, "could not release the chat lease"));
+      // Freed after the job ends (the drain's results are recorded by now). If Redis is gone the
+      // lease simply expires; the drain's own error is the one to report.
+      deps.background.add(
+        lease.release().catch((err: unknown) => log.warn({ err }, "could not release the chat lease")),
+      );
     }
 
     switch (outcome?.kind) {
