@@ -20,11 +20,7 @@ import type { Shared } from "../chaos/world.ts";
  * count): ingress, analyst and notifier as separate processes, each trial with its own
  * redis-server and Postgres, killed, wiped, stopped and lied to. Nothing a person wrote may be
  * lost, answered twice or left stuck.
- *
- * Not here, still open under issue 7 item 6 (the notifier's send semantics) and run by
- * `pnpm chaos`: notifier-killed, telegram-slow, telegram-reset.
  */
-const OPEN_ELSEWHERE = new Set(["notifier-killed", "telegram-slow", "telegram-reset"]);
 const REPO = fileURLToPath(new URL("../", import.meta.url));
 
 let model: ScriptedModel;
@@ -52,7 +48,7 @@ afterAll(async () => {
 });
 
 describe("chaos, one round of each trial", () => {
-  for (const trial of TRIALS.filter((t) => !OPEN_ELSEWHERE.has(t.name))) {
+  for (const trial of TRIALS) {
     it(`${trial.name}: ${trial.fault}`, async () => {
       const log: string[] = [];
       const row: TrialRow = await runTrial(trial, 1, shared, (line) => log.push(line));

@@ -1,6 +1,6 @@
 import { reply } from "@ratatoskr/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RunStoppedError, type RunAgentOptions } from "../src/index.ts";
+import { createOpencodeClient, RunStoppedError, type RunAgentOptions } from "../src/index.ts";
 import { marker, startOpencodeFixture, warmSharedDir, type OpencodeFixture } from "./support/opencode-fixture.ts";
 
 // A frozen opencode (SIGSTOP mid-turn) keeps its connections open and answers nothing: the
@@ -92,4 +92,24 @@ describe("a frozen opencode server", () => {
     expect(result.outcome).toBe("cancelled");
     expect(result.error?.message).toMatch(/^run cancelled by the caller; session ses_\w+ interrupted$/);
   }, 30_000);
+
+  it("waits out a stall longer than the request timeout while creating the session, within the run's deadline", async () => {
+    const client = createOpencodeClient({ baseUrl: fx.server.url, password: fx.server.password, defaultModel: "fake/scripted", requestTimeoutMs: 1_000 });
+    try {
+      await client.warmDirectory(fx.sharedDir);
+      const m = marker("stalled-create");
+      fx.model.addRule({ match: { promptIncludes: m }, reply: [reply.text("after the stall")] });
+      fx.server.freeze();
+      const run = client.runAgent({ agent: "judge", directory: fx.sharedDir, prompt: m, policy: {}, idleTimeoutMs: 30_000, hardTimeoutMs: 60_000 });
+      await new Promise((r) => setTimeout(r, 2_500)); // the stall itself: longer than the 1 s request timeout
+      fx.server.thaw();
+      const result = await run;
+      expect(result.error).toBeUndefined();
+      expect(result.outcome).toBe("ok");
+      expect(result.output).toBe("after the stall");
+    } finally {
+      fx.server.thaw();
+      await client.close();
+    }
+  }, 60_000);
 });

@@ -62,9 +62,10 @@ export class OpencodeApi {
     return out;
   }
 
-  async createSession(input: { agent: string; directory: string; model?: ModelRef }, signal?: AbortSignal) {
+  /** `timeoutMs` overrides the request timeout (a run waits for a stalled server up to its own deadline). */
+  async createSession(input: { agent: string; directory: string; model?: ModelRef }, signal?: AbortSignal, timeoutMs?: number) {
     const body = { agent: input.agent, location: { directory: input.directory }, ...(input.model ? { model: input.model } : {}) };
-    return (await this.call(sessionInfoSchema, "POST", "/api/session", body, signal)).data;
+    return (await this.call(sessionInfoSchema, "POST", "/api/session", body, signal, timeoutMs)).data;
   }
 
   /** The session's info; OpencodeHttpError 404 when this server does not hold it. */
@@ -72,8 +73,8 @@ export class OpencodeApi {
     return (await this.call(sessionInfoSchema, "GET", `/api/session/${enc(sessionId)}`, undefined, signal)).data;
   }
 
-  async prompt(sessionId: string, text: string, signal?: AbortSignal) {
-    return (await this.call(admittedSchema, "POST", `/api/session/${enc(sessionId)}/prompt`, { prompt: { text } }, signal)).data;
+  async prompt(sessionId: string, text: string, signal?: AbortSignal, timeoutMs?: number) {
+    return (await this.call(admittedSchema, "POST", `/api/session/${enc(sessionId)}/prompt`, { prompt: { text } }, signal, timeoutMs)).data;
   }
 
   /** Ids of sessions with a running turn (one request covers every session on the server). */

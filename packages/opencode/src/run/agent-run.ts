@@ -66,6 +66,12 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
 
   /** The caller's signal, also aborting at the hard deadline: every request of the run uses it. */
   const bounded = () => untilDeadline(o.signal, hardDeadline, now());
+  /**
+   * Creating the session and admitting a prompt wait for a stalled (busy) server up to the run's
+   * hard deadline, not the client's shorter request timeout: failing then would only leave a
+   * session or an admitted prompt behind for a retried job to duplicate.
+   */
+  const untilHard = () => Math.max(1, hardDeadline - now());
   /** What the run was waiting for when the hard deadline passed mid-request. */
   let step = "the run to start";
 
@@ -75,7 +81,7 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
     let turn: TurnResult;
     try {
       const promptSentAt = now();
-      const admitted = await deps.api.prompt(sessionId as string, text, bounded());
+      const admitted = await deps.api.prompt(sessionId as string, text, bounded(), untilHard());
       turn = await watchTurn({
         api: deps.api,
         activePoller: deps.activePoller,
@@ -127,7 +133,7 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
     }
     if (!sessionId) {
       step = "the server to create the session";
-      const session = await deps.api.createSession({ agent: o.agent, directory: o.directory, ...(expected ? { model: expected } : {}) }, bounded());
+      const session = await deps.api.createSession({ agent: o.agent, directory: o.directory, ...(expected ? { model: expected } : {}) }, bounded(), untilHard());
       sessionId = session.id;
     }
     lap("sessionMs");
