@@ -48,10 +48,13 @@ describe("telegram inbox lease", () => {
     slow.kick({ chatId: 7_001 });
     await vi.waitFor(() => expect(handled).toEqual(["slow"]), { timeout: 10_000 });
     other.start();
-    await vi.waitFor(async () => {
-      const row = await database.db.prisma.telegramUpdate.findUniqueOrThrow({ where: { updateId: 71n } });
-      expect(row.status).toBe("done");
-    }, { timeout: 10_000 });
+    await vi.waitFor(
+      async () => {
+        const row = await database.db.prisma.telegramUpdate.findUniqueOrThrow({ where: { updateId: 71n } });
+        expect(row.status).toBe("done");
+      },
+      { timeout: 10_000 },
+    );
     await Promise.all([slow.stop(), other.stop()]);
     expect(handled).toEqual(["slow"]);
   });
@@ -60,7 +63,10 @@ describe("telegram inbox lease", () => {
     await store().accept([{ updateId: 72, chatId: 7_002, payload: payload(72, 7_002) }]);
     // A replica claims it with the default lease and dies (never renews, never settles).
     const dead = new UpdateInbox({ store: store(), logger, handle: () => new Promise(() => undefined) });
-    const claimed = await store().claimNext({ chatId: 7_002 }, (dead as unknown as { leaseMs: number }).leaseMs);
+    const claimed = await store().claimNext(
+      { chatId: 7_002 },
+      (dead as unknown as { leaseMs: number }).leaseMs,
+    );
     expect(claimed?.updateId).toBe(72);
     const handledAt: number[] = [];
     const diedAt = Date.now();
@@ -75,4 +81,34 @@ describe("telegram inbox lease", () => {
     await next.stop();
     expect(handledAt[0]! - diedAt).toBeLessThanOrEqual(11_000);
   }, 30_000);
+
+  it("works a chat's backlog off in update order, each once, while another replica holds a second chat", async () => {
+    // Stored out of order: the order is the update ids', not the arrival's.
+    const ids = [90, 84, 88, 81, 86, 83, 89, 82, 87, 85];
+    await store().accept(ids.map((id) => ({ updateId: id, chatId: 7_003, payload: payload(id, 7_003) })));
+    await store().accept([{ updateId: 80, chatId: 7_004, payload: payload(80, 7_004) }]);
+    const held = await store().claimNext({ chatId: 7_004 }, 60_000);
+    const handled: number[] = [];
+    const inbox = new UpdateInbox({
+      store: store(),
+      logger,
+      handle: async (body) => void handled.push((body as { update_id: number }).update_id),
+    });
+    inbox.kick({ chatId: 7_003 });
+    inbox.kick({ chatId: 7_004 });
+    await vi.waitFor(() => expect(handled).toHaveLength(ids.length), { timeout: 10_000 });
+    await inbox.stop();
+    expect(handled).toEqual([...ids].sort((a, b) => a - b));
+    expect(held?.updateId).toBe(80);
+    const rows = await database.db.prisma.telegramUpdate.findMany({
+      where: { chatId: { in: [7_003n, 7_004n] } },
+    });
+    expect(
+      rows
+        .filter((r) => r.status === "done")
+        .map((r) => Number(r.updateId))
+        .sort(),
+    ).toEqual([...ids].sort((a, b) => a - b));
+    expect(rows.find((r) => r.updateId === 80n)?.status).toBe("pending");
+  });
 });

@@ -27,6 +27,26 @@ afterEach(async () => {
  */
 const JOB_PATH_ONLY = { NOTIFIER_LEFT_SENDING_SWEEP_MS: "600000" };
 
+/**
+ * A replica Telegram never answers, so its send is still in flight when it stops; `started`
+ * resolves once its first send has gone out.
+ */
+async function startUnanswered(): Promise<{ first: NotifierHarness; started: Promise<void> }> {
+  let sendStarted: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => (sendStarted = resolve));
+  const stuck: MessageChannel = {
+    send: () => {
+      sendStarted();
+      return new Promise<number[]>(() => undefined);
+    },
+  };
+  const first = await start({
+    service: createNotifierService({ channel: () => stuck }),
+    env: { SHUTDOWN_TIMEOUT_MS: "200" },
+  });
+  return { first, started };
+}
+
 /** A text of `lines` long lines: several Telegram messages' worth. */
 function longReason(lines: number): string {
   return Array.from(
@@ -82,19 +102,7 @@ describe("notifier: recovery", () => {
   });
 
   it("never resends a notice whose notifier stopped mid-send: the next replica records it uncertain within seconds", async () => {
-    let sendStarted: () => void = () => undefined;
-    const started = new Promise<void>((resolve) => (sendStarted = resolve));
-    // Telegram never answers this replica, so its send is in flight when it stops.
-    const stuck: MessageChannel = {
-      send: () => {
-        sendStarted();
-        return new Promise<number[]>(() => undefined);
-      },
-    };
-    const first = await start({
-      service: createNotifierService({ channel: () => stuck }),
-      env: { SHUTDOWN_TIMEOUT_MS: "200" },
-    });
+    const { first, started } = await startUnanswered();
     const chatId = 4_002;
     first.fake.addChat(chatId);
     const notification = await first.message(chatId, "bot.help", {});
@@ -125,18 +133,7 @@ describe("notifier: recovery", () => {
   });
 
   it("sends a question once more, marked (resent), when its notifier stopped mid-send", async () => {
-    let sendStarted: () => void = () => undefined;
-    const started = new Promise<void>((resolve) => (sendStarted = resolve));
-    const stuck: MessageChannel = {
-      send: () => {
-        sendStarted();
-        return new Promise<number[]>(() => undefined);
-      },
-    };
-    const first = await start({
-      service: createNotifierService({ channel: () => stuck }),
-      env: { SHUTDOWN_TIMEOUT_MS: "200" },
-    });
+    const { first, started } = await startUnanswered();
     const chatId = 4_005;
     first.fake.addChat(chatId);
     const asked = await first.message(chatId, "task.questions", { taskId: 3, questions: ["Which branch?"] });

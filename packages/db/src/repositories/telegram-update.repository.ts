@@ -18,8 +18,8 @@ export interface ClaimedUpdate {
 }
 
 interface ClaimedRow {
-  update_id: bigint;
-  chat_id: bigint | null;
+  update_id: bigint | string;
+  chat_id: bigint | string | null;
   payload: string;
   attempts: number;
 }
@@ -35,6 +35,32 @@ const ACCEPT_SQL = `
   INSERT INTO telegram_updates (update_id, chat_id, payload)
   SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[])
   ON CONFLICT (update_id) DO NOTHING`;
+
+const CLAIM_COLUMNS = "RETURNING update_id, chat_id, payload, attempts";
+const LEASE = "locked_until = now() + $2::int * interval '1 millisecond'";
+const FREE = "(locked_until IS NULL OR locked_until < now())";
+
+const CLAIM_CHAT_SQL = `
+  UPDATE telegram_updates SET ${LEASE}
+  WHERE update_id = (
+    SELECT update_id FROM telegram_updates WHERE status = 'pending' AND chat_id = $1::bigint
+    ORDER BY update_id LIMIT 1)
+  AND ${FREE} ${CLAIM_COLUMNS}`;
+
+const CLAIM_ONE_SQL = `
+  UPDATE telegram_updates SET ${LEASE}
+  WHERE update_id = $1::bigint AND status = 'pending' AND ${FREE} ${CLAIM_COLUMNS}`;
+
+const MARK_DONE_SQL =
+  "UPDATE telegram_updates SET status = 'done', handled_at = now(), locked_until = NULL, error = NULL";
+
+const FINISH_AND_CLAIM_SQL = `
+  WITH finished AS (${MARK_DONE_SQL} WHERE update_id = $1::bigint)
+  UPDATE telegram_updates SET locked_until = now() + $3::int * interval '1 millisecond'
+  WHERE update_id = (
+    SELECT update_id FROM telegram_updates WHERE status = 'pending' AND chat_id = $2::bigint AND update_id <> $1::bigint
+    ORDER BY update_id LIMIT 1)
+  AND ${FREE} ${CLAIM_COLUMNS}`;
 
 /** Where pending updates wait: a chat, or one update without a chat. */
 export type InboxKey = { chatId: number } | { updateId: number };
@@ -57,13 +83,20 @@ export class TelegramUpdateRepository {
     const chats = updates.map((u) => (u.chatId === null ? null : String(u.chatId)));
     const payloads = updates.map((u) => u.payload);
     if (this.pool) {
-      const result = await this.pool.query(ACCEPT_SQL, [ids, chats, payloads]);
+      const result = await this.pool.query({
+        name: "rt-tg-accept",
+        text: ACCEPT_SQL,
+        values: [ids, chats, payloads],
+      });
       return result.rowCount ?? 0;
     }
-    return this.db.$executeRaw`
-      INSERT INTO telegram_updates (update_id, chat_id, payload)
-      SELECT * FROM unnest(${ids}::bigint[], ${chats}::bigint[], ${payloads}::text[])
-      ON CONFLICT (update_id) DO NOTHING`;
+    return this.db.$executeRawUnsafe(ACCEPT_SQL, ids, chats, payloads);
+  }
+
+  /** Plain SQL on the pg pool when there is one (no Prisma on the inbox's hot path), else Prisma. */
+  private async query<R>(sql: string, params: unknown[], name?: string): Promise<R[]> {
+    if (this.pool) return (await this.pool.query({ name, text: sql, values: params })).rows as R[];
+    return this.db.$queryRawUnsafe<R[]>(sql, ...params);
   }
 
   /**
@@ -74,50 +107,57 @@ export class TelegramUpdateRepository {
   async claimNext(key: InboxKey, leaseMs: number): Promise<ClaimedUpdate | null> {
     const rows =
       "chatId" in key
-        ? await this.db.$queryRaw<ClaimedRow[]>`
-          UPDATE telegram_updates SET locked_until = now() + ${leaseMs} * interval '1 millisecond'
-          WHERE update_id = (
-            SELECT update_id FROM telegram_updates
-            WHERE status = 'pending' AND chat_id = ${BigInt(key.chatId)}
-            ORDER BY update_id LIMIT 1)
-          AND (locked_until IS NULL OR locked_until < now())
-          RETURNING update_id, chat_id, payload, attempts`
-        : await this.db.$queryRaw<ClaimedRow[]>`
-          UPDATE telegram_updates SET locked_until = now() + ${leaseMs} * interval '1 millisecond'
-          WHERE update_id = ${BigInt(key.updateId)} AND status = 'pending'
-          AND (locked_until IS NULL OR locked_until < now())
-          RETURNING update_id, chat_id, payload, attempts`;
+        ? await this.query<ClaimedRow>(CLAIM_CHAT_SQL, [String(key.chatId), leaseMs], "rt-tg-claim-chat")
+        : await this.query<ClaimedRow>(CLAIM_ONE_SQL, [String(key.updateId), leaseMs]);
+    const row = rows[0];
+    return row ? toClaimed(row) : null;
+  }
+
+  /**
+   * Marks `updateId` handled and takes the next pending update of its chat, in one statement
+   * (one round trip per update while a chat's backlog is worked off). The claim sees the chat as
+   * it was before this statement, so the finished update is excluded by id.
+   */
+  async finishAndClaimNext(updateId: number, chatId: number, leaseMs: number): Promise<ClaimedUpdate | null> {
+    const rows = await this.query<ClaimedRow>(
+      FINISH_AND_CLAIM_SQL,
+      [String(updateId), String(chatId), leaseMs],
+      "rt-tg-finish-claim",
+    );
     const row = rows[0];
     return row ? toClaimed(row) : null;
   }
 
   /** Holds a claimed update `leaseMs` longer (its handling is still under way). */
   async extendLease(updateId: number, leaseMs: number): Promise<void> {
-    await this.db.$executeRaw`
-      UPDATE telegram_updates SET locked_until = now() + ${leaseMs} * interval '1 millisecond'
-      WHERE update_id = ${BigInt(updateId)} AND status = 'pending'`;
+    await this.query(
+      `UPDATE telegram_updates SET locked_until = now() + $2::int * interval '1 millisecond'
+       WHERE update_id = $1::bigint AND status = 'pending'`,
+      [String(updateId), leaseMs],
+    );
   }
 
   async markDone(updateId: number): Promise<void> {
-    await this.db.$executeRaw`
-      UPDATE telegram_updates SET status = 'done', handled_at = now(), locked_until = NULL, error = NULL
-      WHERE update_id = ${BigInt(updateId)}`;
+    await this.query(`${MARK_DONE_SQL} WHERE update_id = $1::bigint`, [String(updateId)]);
   }
 
   /** An update that will fail the same way every time: kept for the record, never retried. */
   async markPoison(updateId: number, error: string): Promise<void> {
-    await this.db.$executeRaw`
-      UPDATE telegram_updates SET status = 'poison', handled_at = now(), locked_until = NULL,
-        error = ${error.slice(0, 1_000)}
-      WHERE update_id = ${BigInt(updateId)}`;
+    await this.query(
+      `UPDATE telegram_updates SET status = 'poison', handled_at = now(), locked_until = NULL, error = $2
+       WHERE update_id = $1::bigint`,
+      [String(updateId), error.slice(0, 1_000)],
+    );
   }
 
   /** An outage stopped it: it stays pending, held until `retryInMs` from now. */
   async postpone(updateId: number, retryInMs: number, error: string): Promise<void> {
-    await this.db.$executeRaw`
-      UPDATE telegram_updates SET attempts = attempts + 1, error = ${error.slice(0, 1_000)},
-        locked_until = now() + ${retryInMs} * interval '1 millisecond'
-      WHERE update_id = ${BigInt(updateId)}`;
+    await this.query(
+      `UPDATE telegram_updates SET attempts = attempts + 1, error = $3,
+         locked_until = now() + $2::int * interval '1 millisecond'
+       WHERE update_id = $1::bigint`,
+      [String(updateId), retryInMs, error.slice(0, 1_000)],
+    );
   }
 
   /** Chats (and chat-less updates) with a pending update nobody holds: what a sweep picks up. */

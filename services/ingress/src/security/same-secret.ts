@@ -10,3 +10,9 @@ const digest = (value: string): Buffer => createHash("sha256").update(value, "ut
 export function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
 }
+
+/** `sameSecret` against one expected secret, its digest computed once (a per-request check). */
+export function secretMatcher(expected: string): (given: string) => boolean {
+  const want = digest(expected);
+  return (given) => timingSafeEqual(digest(given), want);
+}

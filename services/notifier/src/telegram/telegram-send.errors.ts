@@ -34,18 +34,26 @@ export class PermanentTelegramError extends Error implements PartialDelivery {
   }
 }
 
-/**
- * The call certainly did not take effect (connection refused, DNS, TLS, a 5xx or 429 answer
- * without retry_after): retry with backoff.
- */
-export class TransientTelegramError extends Error implements PartialDelivery {
-  override readonly name = "TransientTelegramError";
+/** A failed call described in words, with the parts that went out before it. */
+abstract class DescribedSendError extends Error implements PartialDelivery {
   constructor(
+    what: string,
     description: string,
     readonly sentMessageIds: readonly number[] = [],
     options?: { cause?: unknown },
   ) {
-    super(`Telegram call failed, worth retrying: ${description}`, options);
+    super(`${what}: ${description}`, options);
+  }
+}
+
+/**
+ * The call certainly did not take effect (connection refused, DNS, TLS, a 5xx or 429 answer
+ * without retry_after): retry with backoff.
+ */
+export class TransientTelegramError extends DescribedSendError {
+  override readonly name = "TransientTelegramError";
+  constructor(description: string, sentMessageIds?: readonly number[], options?: { cause?: unknown }) {
+    super("Telegram call failed, worth retrying", description, sentMessageIds, options);
   }
 }
 
@@ -53,13 +61,9 @@ export class TransientTelegramError extends Error implements PartialDelivery {
  * The request may have reached Telegram and the answer was lost (timeout, reset or a closed
  * socket after it was written): the part may be in the chat. Never blindly resent.
  */
-export class UncertainDeliveryError extends Error implements PartialDelivery {
+export class UncertainDeliveryError extends DescribedSendError {
   override readonly name = "UncertainDeliveryError";
-  constructor(
-    description: string,
-    readonly sentMessageIds: readonly number[] = [],
-    options?: { cause?: unknown },
-  ) {
-    super(`Telegram call may have gone through, answer lost: ${description}`, options);
+  constructor(description: string, sentMessageIds?: readonly number[], options?: { cause?: unknown }) {
+    super("Telegram call may have gone through, answer lost", description, sentMessageIds, options);
   }
 }

@@ -1,6 +1,6 @@
 import type { Logger } from "@ratatoskr/runtime";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { sameSecret } from "../../security/same-secret.ts";
+import { secretMatcher } from "../../security/same-secret.ts";
 
 export const TELEGRAM_SECRET_HEADER = "x-telegram-bot-api-secret-token";
 
@@ -34,6 +34,7 @@ export async function registerTelegramWebhook(
   opts: TelegramWebhookOptions,
 ): Promise<void> {
   const log = opts.logger.child({ route: "telegram-webhook" });
+  const rightSecret = secretMatcher(opts.secret);
   const refuse = (request: FastifyRequest, reply: FastifyReply, status: number, reason: string) => {
     log.warn(
       { reqId: request.id, status, reason, contentType: request.headers["content-type"] },
@@ -55,7 +56,7 @@ export async function registerTelegramWebhook(
       bodyLimit: opts.bodyLimit ?? WEBHOOK_BODY_LIMIT,
       onRequest: async (request, reply) => {
         const given = request.headers[TELEGRAM_SECRET_HEADER];
-        if (typeof given !== "string" || !sameSecret(given, opts.secret))
+        if (typeof given !== "string" || !rightSecret(given))
           return refuse(request, reply, 401, given === undefined ? "secret missing" : "secret wrong");
       },
       handler: async (request, reply) => {

@@ -4,7 +4,7 @@ import { isPoison, PoisonUpdateError } from "./update-failure.ts";
 
 export type UpdateStore = Pick<
   TelegramUpdateRepository,
-  "claimNext" | "extendLease" | "markDone" | "markPoison" | "postpone" | "ready"
+  "claimNext" | "finishAndClaimNext" | "extendLease" | "markDone" | "markPoison" | "postpone" | "ready"
 >;
 
 export interface UpdateInboxOptions {
@@ -127,33 +127,64 @@ export class UpdateInbox {
   }
 
   private async drain(key: InboxKey): Promise<void> {
-    while (!this.stopping.signal.aborted) {
-      let update: ClaimedUpdate | null;
-      try {
-        update = await this.opts.store.claimNext(key, this.leaseMs);
-      } catch {
-        // The sweep reports the outage and picks the chat up again once it is over.
-        return;
-      }
-      if (!update) return;
-      if (!(await this.handleOne(key, update))) return;
-    }
-  }
-
-  /** True when the update is settled (done or poison), false when it waits for a retry. */
-  private async handleOne(key: InboxKey, update: ClaimedUpdate): Promise<boolean> {
-    // Held while handled and while its outcome is recorded: only a dead replica's lease runs out.
-    const renewal = setInterval(() => {
-      this.opts.store.extendLease(update.updateId, this.leaseMs).catch(() => undefined);
-    }, this.leaseMs / 3);
+    let update: ClaimedUpdate | null;
     try {
-      return await this.handleHeld(key, update, () => clearInterval(renewal));
-    } finally {
-      clearInterval(renewal);
+      update = await this.opts.store.claimNext(key, this.leaseMs);
+    } catch {
+      // The sweep reports the outage and picks the chat up again once it is over.
+      return;
+    }
+    while (update && !this.stopping.signal.aborted) {
+      const held = update;
+      // Held while handled and while its outcome is recorded: only a dead replica's lease runs out.
+      const renewal = setInterval(() => {
+        this.opts.store.extendLease(held.updateId, this.leaseMs).catch(() => undefined);
+      }, this.leaseMs / 3);
+      try {
+        const outcome = await this.handleHeld(key, held, () => clearInterval(renewal));
+        if (outcome === "retry") return;
+        update = await this.next(key, held, outcome);
+      } finally {
+        clearInterval(renewal);
+      }
     }
   }
 
-  private async handleHeld(key: InboxKey, update: ClaimedUpdate, release: () => void): Promise<boolean> {
+  /**
+   * Records a handled update and takes the chat's next one: a done update and the next claim are
+   * one statement. Null when the chat has nothing more (or is held elsewhere) or when stopping,
+   * when nothing new is claimed.
+   */
+  private async next(
+    key: InboxKey,
+    update: ClaimedUpdate,
+    outcome: "done" | "poison",
+  ): Promise<ClaimedUpdate | null> {
+    const { store } = this.opts;
+    const stopping = () => this.stopping.signal.aborted;
+    if (outcome === "done" && update.chatId !== null && "chatId" in key) {
+      const chatId = update.chatId;
+      return this.settle(() =>
+        stopping()
+          ? store.markDone(update.updateId).then(() => null)
+          : store.finishAndClaimNext(update.updateId, chatId, this.leaseMs),
+      );
+    }
+    if (outcome === "done") await this.settle(() => store.markDone(update.updateId));
+    if (stopping()) return null;
+    try {
+      return await store.claimNext(key, this.leaseMs);
+    } catch {
+      return null;
+    }
+  }
+
+  /** "done" once handled, "poison" when it never can be (recorded), "retry" when it waits for a retry. */
+  private async handleHeld(
+    key: InboxKey,
+    update: ClaimedUpdate,
+    release: () => void,
+  ): Promise<"done" | "poison" | "retry"> {
     const { logger } = this.opts;
     const ids = { updateId: update.updateId, chatId: update.chatId };
     try {
@@ -168,7 +199,7 @@ export class UpdateInbox {
       if (isPoison(err)) {
         logger.error({ err, ...ids }, "telegram update can never be handled; acknowledged and skipped");
         await this.settle(() => this.opts.store.markPoison(update.updateId, String(err)));
-        return true;
+        return "poison";
       }
       const retryInMs = Math.min(this.retryDelayMs * 2 ** update.attempts, this.maxRetryDelayMs);
       logger.warn(
@@ -178,17 +209,16 @@ export class UpdateInbox {
       release();
       await this.opts.store.postpone(update.updateId, retryInMs, String(err)).catch(() => undefined);
       this.later(key, retryInMs + 50);
-      return false;
+      return "retry";
     }
-    await this.settle(() => this.opts.store.markDone(update.updateId));
-    return true;
+    return "done";
   }
 
   /**
    * Records the outcome, retrying while the database is away: an update handled but not marked
    * would be handled a second time once its lease ran out.
    */
-  private async settle(write: () => Promise<void>): Promise<void> {
+  private async settle<T>(write: () => Promise<T>): Promise<T> {
     for (let delay = this.retryDelayMs; ; delay = Math.min(delay * 2, this.maxRetryDelayMs)) {
       try {
         return await write();
