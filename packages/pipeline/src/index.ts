@@ -4,6 +4,7 @@
  * one session per task step) and the status watch that stops a run when the task is cancelled.
  */
 export * from "./config/git-host.config.ts";
+export * from "./config/run-timeouts.ts";
 export * from "./workspaces/task-workspaces.ts";
 export * from "./run/task-status-watch.ts";
 export * from "./run/traced-run.ts";

@@ -39,30 +39,37 @@ export interface StartedRun {
   startedAt: Date;
 }
 
+/** The columns a run's report fills, whether it is recorded at once or completes a started trace. */
+function reportedColumns(trace: AgentTraceRecord) {
+  const tokens = trace.tokens ?? {};
+  return {
+    prompt: trace.prompt,
+    output: trace.output ?? null,
+    outcome: trace.outcome,
+    model: trace.model ?? null,
+    tokensInput: tokens.input ?? 0,
+    tokensOutput: tokens.output ?? 0,
+    tokensReasoning: tokens.reasoning ?? 0,
+    tokensCacheRead: tokens.cacheRead ?? 0,
+    tokensCacheWrite: tokens.cacheWrite ?? 0,
+    cost: trace.cost ?? 0,
+    error: trace.error ?? null,
+  };
+}
+
 /** Agent runs of a task (P5), oldest first. */
 export class AgentTraceRepository {
   constructor(private readonly db: DbClient) {}
 
   record(taskId: number, trace: AgentTraceRecord, round: number | null = null): Promise<AgentTrace> {
-    const tokens = trace.tokens ?? {};
     return this.db.agentTrace.create({
       data: {
         taskId,
         round,
         agent: trace.agent,
-        prompt: trace.prompt,
-        output: trace.output ?? null,
-        outcome: trace.outcome,
+        ...reportedColumns(trace),
         sessionId: trace.sessionId ?? null,
         serverUrl: trace.serverUrl ?? null,
-        model: trace.model ?? null,
-        tokensInput: tokens.input ?? 0,
-        tokensOutput: tokens.output ?? 0,
-        tokensReasoning: tokens.reasoning ?? 0,
-        tokensCacheRead: tokens.cacheRead ?? 0,
-        tokensCacheWrite: tokens.cacheWrite ?? 0,
-        cost: trace.cost ?? 0,
-        error: trace.error ?? null,
         startedAt: trace.startedAt,
         endedAt: trace.endedAt ?? null,
       },
@@ -79,23 +86,13 @@ export class AgentTraceRepository {
 
   /** Completes a trace opened by {@link start} with what the run reported. */
   finish(id: number, trace: AgentTraceRecord): Promise<AgentTrace> {
-    const tokens = trace.tokens ?? {};
     return this.db.agentTrace.update({
       where: { id },
       data: {
-        prompt: trace.prompt,
-        output: trace.output ?? null,
-        outcome: trace.outcome,
+        ...reportedColumns(trace),
+        // Kept as the start recorded them unless the report names them.
         sessionId: trace.sessionId ?? undefined,
         serverUrl: trace.serverUrl ?? undefined,
-        model: trace.model ?? null,
-        tokensInput: tokens.input ?? 0,
-        tokensOutput: tokens.output ?? 0,
-        tokensReasoning: tokens.reasoning ?? 0,
-        tokensCacheRead: tokens.cacheRead ?? 0,
-        tokensCacheWrite: tokens.cacheWrite ?? 0,
-        cost: trace.cost ?? 0,
-        error: trace.error ?? null,
         endedAt: trace.endedAt ?? new Date(),
       },
     });

@@ -1,16 +1,6 @@
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import {
-  ConfigError,
-  envDurationMs,
-  envInt,
-  envString,
-  envUrl,
-  loadConfig,
-  type ConfigOf,
-  type Env,
-} from "@ratatoskr/runtime";
+import { ConfigError, envDurationMs, envInt, loadConfig, type ConfigOf, type Env } from "@ratatoskr/runtime";
 import { OPENCODE_CONFIG_SCHEMA } from "@ratatoskr/opencode";
+import { checkRunTimeouts, GITEA_TOKEN_VAR, GITEA_URL_VAR, LOCAL_GIT_ROOT_VAR, WORKSPACE_DIR_VAR } from "@ratatoskr/pipeline";
 
 export const ANALYST_CONFIG_SCHEMA = {
   opencode: OPENCODE_CONFIG_SCHEMA,
@@ -40,29 +30,8 @@ export const ANALYST_CONFIG_SCHEMA = {
       description: "An analysis job younger than this is not judged missing or dead by the sweep",
     }),
   },
-  workspace: {
-    dir: envString("WORKSPACE_DIR", {
-      default: join(tmpdir(), "ratatoskr-workspaces"),
-      description: "Root of the per-task working directories agent sessions run in",
-    }),
-  },
-  repositories: {
-    giteaUrl: envUrl("GITEA_URL", {
-      optional: true,
-      protocols: ["https", "http"],
-      description: "Gitea server (root URL) holding the repositories tasks work on",
-    }),
-    giteaToken: envString("GITEA_TOKEN", {
-      optional: true,
-      secret: true,
-      description: "Gitea API token of the bot account; required with GITEA_URL",
-    }),
-    localGitRoot: envString("LOCAL_GIT_ROOT", {
-      optional: true,
-      description:
-        "Directory of bare repositories <owner>/<name>.git standing in for a git host when GITEA_URL is unset (demo mode)",
-    }),
-  },
+  workspace: { dir: WORKSPACE_DIR_VAR },
+  repositories: { giteaUrl: GITEA_URL_VAR, giteaToken: GITEA_TOKEN_VAR, localGitRoot: LOCAL_GIT_ROOT_VAR },
 };
 
 export type AnalystConfig = ConfigOf<typeof ANALYST_CONFIG_SCHEMA>;
@@ -74,10 +43,6 @@ export function loadAnalystConfig(env: Env): AnalystConfig {
   if (giteaUrl && !giteaToken) {
     throw new ConfigError([{ name: "GITEA_TOKEN", message: "is required when GITEA_URL is set" }]);
   }
-  if (config.analyst.hardTimeoutMs < config.analyst.idleTimeoutMs) {
-    throw new ConfigError([
-      { name: "ANALYST_HARD_TIMEOUT_MS", message: "must not be shorter than ANALYST_IDLE_TIMEOUT_MS" },
-    ]);
-  }
+  checkRunTimeouts(config.analyst, "ANALYST");
   return config;
 }

@@ -1,7 +1,7 @@
 import type { AnalystJob } from "@ratatoskr/contracts";
 import type { DialogueTurn, Repositories, Task } from "@ratatoskr/db";
 import type { AgentPolicy, AgentRunResult, OpencodeClient } from "@ratatoskr/opencode";
-import { runTraced, settleDeadRuns } from "@ratatoskr/pipeline";
+import { isLastAttempt, runTraced, settleDeadRuns } from "@ratatoskr/pipeline";
 import { PermanentError, skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import type { TaskDraft } from "../draft/draft-merge.ts";
 import { interpretVerdict, settleDraft, type AnalysisOutcome } from "../outcome/analysis-outcome.ts";
@@ -43,11 +43,6 @@ function draftOf(task: Task): TaskDraft {
   return { title, goal, repos, why, acceptanceCriteria };
 }
 
-/** On the job's last attempt a retryable failure must settle instead, or the task stays analysing. */
-function isLastAttempt(ctx: Ctx): boolean {
-  return ctx.job.attemptsMade + 1 >= (ctx.job.opts.attempts ?? 1);
-}
-
 /** The dialogue split into what earlier analyses saw and the person's turns this one is about. */
 function splitDialogue(turns: readonly DialogueTurn[]): { history: DialogueLine[]; pending: DialogueTurn[] } {
   const pending = turns.filter((turn) => turn.role === "user" && turn.analysedAt === null);
@@ -86,7 +81,7 @@ export function createAnalyseTurnHandler(deps: AnalystHandlerDeps): JobHandler<"
       return await analyse(deps, data, task, ctx);
     } catch (err) {
       // Whatever broke (the repository host, the database), the last attempt must release the task.
-      if (isLastAttempt(ctx) && !ctx.signal.aborted) {
+      if (isLastAttempt(ctx.job) && !ctx.signal.aborted) {
         await releaseFailedAnalysis(
           { transition: deps.transition, logger: ctx.logger, taskId: task.id },
           "unavailable",
@@ -178,7 +173,7 @@ async function handleFailedRun(
   const failure = classifyRunFailure(result);
   const reason = result.error?.message ?? `run ended ${result.outcome}`;
   if (failure.action === "interrupted") throw new Error(`analysis interrupted: ${reason}`);
-  if (failure.action === "retry" && !isLastAttempt(ctx))
+  if (failure.action === "retry" && !isLastAttempt(ctx.job))
     throw new Error(`analysis run failed, will retry: ${reason}`);
   ctx.logger.warn(
     { outcome: result.outcome, problem: failure.problem, sessionId: result.sessionId, error: reason },

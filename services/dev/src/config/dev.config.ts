@@ -1,5 +1,5 @@
-import { ConfigError, envDurationMs, loadConfig, type ConfigOf, type Env } from "@ratatoskr/runtime";
-import { AGENT_OPENCODE_CONFIG_SCHEMA, GIT_HOST_CONFIG_SCHEMA, STEP_SWEEP_CONFIG_SCHEMA } from "@ratatoskr/pipeline";
+import { envDurationMs, loadConfig, type ConfigOf, type Env } from "@ratatoskr/runtime";
+import { AGENT_OPENCODE_CONFIG_SCHEMA, checkRunTimeouts, GIT_HOST_CONFIG_SCHEMA, STEP_SWEEP_CONFIG_SCHEMA } from "@ratatoskr/pipeline";
 
 export const DEV_CONFIG_SCHEMA = {
   opencode: AGENT_OPENCODE_CONFIG_SCHEMA,
@@ -26,8 +26,6 @@ export type DevConfig = ConfigOf<typeof DEV_CONFIG_SCHEMA>;
 
 export function loadDevConfig(env: Env): DevConfig {
   const config = loadConfig(DEV_CONFIG_SCHEMA, env);
-  if (config.dev.hardTimeoutMs < config.dev.idleTimeoutMs) {
-    throw new ConfigError([{ name: "DEV_HARD_TIMEOUT_MS", message: "must not be shorter than DEV_IDLE_TIMEOUT_MS" }]);
-  }
+  checkRunTimeouts(config.dev, "DEV");
   return config;
 }

@@ -1,7 +1,5 @@
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { AGENT_OPENCODE_CONFIG_SCHEMA, STEP_SWEEP_CONFIG_SCHEMA } from "@ratatoskr/pipeline";
-import { envDurationMs, envInt, envString, loadConfig, type ConfigOf, type Env } from "@ratatoskr/runtime";
+import { AGENT_OPENCODE_CONFIG_SCHEMA, STEP_SWEEP_CONFIG_SCHEMA, WORKSPACE_DIR_VAR } from "@ratatoskr/pipeline";
+import { envDurationMs, envInt, loadConfig, type ConfigOf, type Env } from "@ratatoskr/runtime";
 
 export const POSTMORTEM_CONFIG_SCHEMA = {
   opencode: AGENT_OPENCODE_CONFIG_SCHEMA,
@@ -22,12 +20,7 @@ export const POSTMORTEM_CONFIG_SCHEMA = {
       description: "Total time one postmortem run may take, repair prompt included",
     }),
   },
-  workspace: {
-    dir: envString("WORKSPACE_DIR", {
-      default: join(tmpdir(), "ratatoskr-workspaces"),
-      description: "Root of the per-task working directories agent sessions run in",
-    }),
-  },
+  workspace: { dir: WORKSPACE_DIR_VAR },
 };
 
 export type PostmortemConfig = ConfigOf<typeof POSTMORTEM_CONFIG_SCHEMA>;

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { JobRequest, QueueName } from "@ratatoskr/contracts";
 import type { Repositories, Task } from "@ratatoskr/db";
 import type { AgentPolicy, OpencodeClient } from "@ratatoskr/opencode";
-import { runTraced, settleDeadRuns, type TracedRunDeps } from "@ratatoskr/pipeline";
+import { isLastAttempt, runTraced, settleDeadRuns, type TracedRunDeps } from "@ratatoskr/pipeline";
 import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import { sendNotice, POSTMORTEM_TEMPLATES, type PostmortemNotice } from "../notify/postmortem-notice.ts";
 import { buildPostmortemPrompt } from "../prompt/postmortem-prompt.ts";
@@ -35,10 +35,6 @@ class RunNotStartedError extends Error {
   override readonly name = "RunNotStartedError";
 }
 
-function isLastAttempt(ctx: Ctx): boolean {
-  return ctx.job.attemptsMade + 1 >= (ctx.job.opts.attempts ?? 1);
-}
-
 /**
  * The `postmortem` queue's handler (P6): after a task failed or timed out, the postmortem agent
  * reads its runs and the person gets "why it happened / what to do" — or, when the agent cannot
@@ -61,7 +57,7 @@ export function createExplainFailureHandler(deps: PostmortemHandlerDeps): JobHan
       notice = await explain(deps, traced, task, { cause: data.cause, reason: failureReason(failure) }, ctx);
     } catch (err) {
       if (ctx.signal.aborted) throw err; // shutting down: the job goes back to the queue
-      if (err instanceof RunNotStartedError && !isLastAttempt(ctx)) throw err;
+      if (err instanceof RunNotStartedError && !isLastAttempt(ctx.job)) throw err;
       ctx.logger.error({ err, taskId: task.id, cause: data.cause }, "postmortem unavailable");
       notice = { template: "task.postmortem-unavailable", params: { taskId: task.id } };
     }

@@ -1,5 +1,5 @@
-import { ConfigError, envDurationMs, envInt, loadConfig, type ConfigOf, type Env } from "@ratatoskr/runtime";
-import { AGENT_OPENCODE_CONFIG_SCHEMA, GIT_HOST_CONFIG_SCHEMA, STEP_SWEEP_CONFIG_SCHEMA } from "@ratatoskr/pipeline";
+import { envDurationMs, envInt, loadConfig, type ConfigOf, type Env } from "@ratatoskr/runtime";
+import { AGENT_OPENCODE_CONFIG_SCHEMA, checkRunTimeouts, GIT_HOST_CONFIG_SCHEMA, STEP_SWEEP_CONFIG_SCHEMA } from "@ratatoskr/pipeline";
 
 export const REVIEWER_CONFIG_SCHEMA = {
   opencode: AGENT_OPENCODE_CONFIG_SCHEMA,
@@ -30,10 +30,6 @@ export type ReviewerConfig = ConfigOf<typeof REVIEWER_CONFIG_SCHEMA>;
 
 export function loadReviewerConfig(env: Env): ReviewerConfig {
   const config = loadConfig(REVIEWER_CONFIG_SCHEMA, env);
-  if (config.reviewer.hardTimeoutMs < config.reviewer.idleTimeoutMs) {
-    throw new ConfigError([
-      { name: "REVIEWER_HARD_TIMEOUT_MS", message: "must not be shorter than REVIEWER_IDLE_TIMEOUT_MS" },
-    ]);
-  }
+  checkRunTimeouts(config.reviewer, "REVIEWER");
   return config;
 }
