@@ -46,4 +46,25 @@ describe("readDelivery", () => {
     for (const body of ["{", "", "null", "[1]", '"x"'])
       expect(readDelivery("issue_comment", body).kind).toBe("malformed");
   });
+
+  it("refuses ids past what is stored, and strips NUL from every text it keeps", () => {
+    const tooBig = { ...comment, issue: { ...comment.issue, number: 2_147_483_648 } };
+    expect(readDelivery("issue_comment", JSON.stringify(tooBig))).toEqual({
+      kind: "invalid",
+      why: expect.stringContaining("issue.number") as unknown,
+    });
+    const unsafeId = { ...comment, comment: { ...comment.comment, id: 2 ** 60 } };
+    expect(readDelivery("issue_comment", JSON.stringify(unsafeId)).kind).toBe("invalid");
+    const nul = {
+      ...comment,
+      comment: { ...comment.comment, body: "/agent plan\u0000 now", user: { id: 3, login: "al\u0000ice" } },
+      repository: { ...comment.repository, name: "w\u0000eb" },
+    };
+    expect(readDelivery("issue_comment", JSON.stringify(nul))).toMatchObject({
+      kind: "comment-created",
+      comment: { body: "/agent plan now", author: "alice", repo: "web" },
+    });
+    const onlyNul = { ...comment, repository: { ...comment.repository, name: "\u0000" } };
+    expect(readDelivery("issue_comment", JSON.stringify(onlyNul)).kind).toBe("invalid");
+  });
 });

@@ -77,6 +77,24 @@ describe("POST /webhooks/gitea", () => {
     expect(await taskCount()).toBe(before);
   });
 
+  it("answers 422 to a comment no Gitea sends (ids out of range, empty names) and stores a NUL-laden one without it", async () => {
+    const before = await taskCount();
+    const outOfRange = payload(900_006, "/agent plan");
+    outOfRange.issue.number = 2_147_483_648;
+    const unnamed = payload(900_007, "/agent plan");
+    unnamed.repository.name = "\u0000";
+    for (const body of [giteaJson(outOfRange), giteaJson(unnamed)]) {
+      const res = await h.gitea.webhooks.postRaw(headers(body), body);
+      expect(res.status, body.slice(0, 80)).toBe(422);
+      expect(res.text).toMatch(/invalid comment payload/);
+    }
+    expect(await taskCount()).toBe(before);
+    const nul = giteaJson(payload(900_008, "/agent discuss with a \u0000 byte"));
+    const res = await h.gitea.webhooks.postRaw(headers(nul), nul);
+    expect(res.status).toBe(202);
+    expect((await h.taskOfComment(900_008)).commandMessage).toBe("with a  byte");
+  });
+
   it("accepts a comment once: Redeliver under a new UUID answers 200 and changes nothing", async () => {
     const { comment, deliveries } = await h.gitea.comment(REPO, 1, "alice", "/agent status");
     expect(deliveries[0]?.status).toBe(202);

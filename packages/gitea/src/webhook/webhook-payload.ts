@@ -4,27 +4,32 @@ import { z } from "zod";
  * The parts of Gitea's IssueCommentPayload Ratatoskr reads (gitea-js has no webhook payload types;
  * field names follow Gitea's `structs.IssueCommentPayload`). Unknown fields are ignored.
  */
-const userSchema = z.object({ id: z.number(), login: z.string().min(1) });
+/** NUL never reaches storage (Postgres refuses it in text): stripped at this edge. */
+const text = z.string().transform((s) => s.replaceAll("\u0000", ""));
+const name = text.pipe(z.string().min(1));
+/** Issue numbers are stored as int4, comment ids as int8 read into a JS number. */
+const INT4_MAX = 2_147_483_647;
+const userSchema = z.object({ id: z.number(), login: name });
 
 export const issueCommentPayloadSchema = z.object({
   action: z.string(),
   is_pull: z.boolean().optional(),
   issue: z.object({
-    number: z.number().int().positive(),
+    number: z.number().int().positive().max(INT4_MAX),
     title: z.string().optional(),
     pull_request: z.unknown().optional(),
   }),
   comment: z.object({
-    id: z.number().int().positive(),
-    body: z.string(),
+    id: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+    body: text,
     user: userSchema,
     html_url: z.string().optional(),
     created_at: z.string().optional(),
   }),
   repository: z.object({
-    name: z.string().min(1),
+    name,
     full_name: z.string().optional(),
-    owner: z.object({ login: z.string().min(1) }),
+    owner: z.object({ login: name }),
   }),
   sender: userSchema.optional(),
 });
@@ -46,6 +51,8 @@ export type PayloadReading =
   | { kind: "comment-created"; comment: CommentCreated }
   /** A real Gitea delivery that is not a new comment (other event, edit, review, …). */
   | { kind: "ignored"; why: string }
+  /** A new comment whose fields no real Gitea sends (ids out of range, empty names): refused. */
+  | { kind: "invalid"; why: string }
   | { kind: "malformed" };
 
 /**
@@ -64,7 +71,12 @@ export function readDelivery(event: string | undefined, rawBody: Buffer | string
   const action = (json as { action?: unknown }).action;
   if (action !== "created") return { kind: "ignored", why: `action ${String(action)}` };
   const parsed = issueCommentPayloadSchema.safeParse(json);
-  if (!parsed.success) return { kind: "ignored", why: "not a comment payload" };
+  if (!parsed.success) {
+    const comment = (json as { comment?: unknown }).comment;
+    if (typeof comment !== "object" || comment === null) return { kind: "ignored", why: "not a comment payload" };
+    const issue = parsed.error.issues[0];
+    return { kind: "invalid", why: `${issue?.path.join(".") ?? "payload"}: ${issue?.message ?? "invalid"}` };
+  }
   const p = parsed.data;
   const isPull = p.is_pull ?? Boolean(p.issue.pull_request);
   return {

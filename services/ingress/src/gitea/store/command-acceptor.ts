@@ -1,5 +1,6 @@
 import type { GiteaCommandKind } from "@ratatoskr/contracts";
 import type { Database, FollowUp } from "@ratatoskr/db";
+import { isPoisonSqlError } from "./poison-sql.ts";
 
 /** A new `/agent` comment, as the webhook or the sweep found it. */
 export interface IncomingCommand {
@@ -60,6 +61,17 @@ interface Pending {
   maxRounds: number;
   resolve(outcome: AcceptOutcome): void;
   reject(error: unknown): void;
+}
+
+/**
+ * A command Postgres will never store as given (a value out of range, bytes it refuses): the same
+ * input would fail again, so it is refused with a reason instead of being retried.
+ */
+export class CommandRefusedError extends Error {
+  override readonly name = "CommandRefusedError";
+  constructor(readonly commentId: number, options: { cause: unknown }) {
+    super(`comment ${commentId} cannot be stored: ${String((options.cause as Error)?.message ?? options.cause)}`, options);
+  }
 }
 
 /** Commands per statement at most; more wait for the next. */
@@ -126,12 +138,29 @@ export function createCommandAcceptor(pool: Database["pool"], rounds: number | C
     }
   }
 
+  /**
+   * A batch that Postgres refuses for its data is written again one command at a time, so one
+   * poison command fails alone and its neighbours are stored. An outage fails the whole batch.
+   */
+  async function writeIsolating(batch: Pending[]): Promise<void> {
+    try {
+      await write(batch);
+    } catch (error) {
+      if (!isPoisonSqlError(error)) throw error;
+      if (batch.length === 1) {
+        batch[0]!.reject(new CommandRefusedError(batch[0]!.command.commentId, { cause: error }));
+        return;
+      }
+      for (const item of batch) await writeIsolating([item]).catch((err: unknown) => item.reject(err));
+    }
+  }
+
   function flush(): void {
     while (inFlight < MAX_IN_FLIGHT && waiting.length > 0) {
       const batch = waiting.slice(0, MAX_BATCH);
       waiting = waiting.slice(MAX_BATCH);
       inFlight++;
-      write(batch)
+      writeIsolating(batch)
         .catch((error: unknown) => batch.forEach((item) => item.reject(error)))
         .finally(() => {
           inFlight--;

@@ -1,7 +1,7 @@
 import type { Repositories } from "@ratatoskr/db";
 import { looksLikeAgentCommand, type Comment, type GiteaClient, type RepoRef } from "@ratatoskr/gitea";
 import type { Logger } from "@ratatoskr/runtime";
-import type { AcceptOutcome, IncomingCommand } from "../store/command-acceptor.ts";
+import { CommandRefusedError, type AcceptOutcome, type IncomingCommand } from "../store/command-acceptor.ts";
 import { commandOf } from "../webhook/comment-command.ts";
 
 const PAGE_SIZE = 50;
@@ -19,10 +19,14 @@ export interface SweepDeps {
   logger: Logger;
 }
 
+/** Issue numbers are stored as int4. */
+const INT4_MAX = 2_147_483_647;
+
 /** `/issues/12` or `/pulls/12` at the end of a comment's issue or PR URL. */
 function numberFrom(url: string | undefined): number | undefined {
   const match = url ? /\/(?:issues|pulls)\/(\d+)$/.exec(url) : null;
-  return match ? Number(match[1]) : undefined;
+  const number = match ? Number(match[1]) : undefined;
+  return number !== undefined && number >= 1 && number <= INT4_MAX ? number : undefined;
 }
 
 /**
@@ -85,7 +89,15 @@ async function takeIn(deps: SweepDeps, where: RepoRef, comment: Comment): Promis
     { deliveryId: `sweep-${comment.id}`, event: "sweep" },
   );
   if (!command) return undefined;
-  const outcome = await deps.accept(command);
+  let outcome: AcceptOutcome;
+  try {
+    outcome = await deps.accept(command);
+  } catch (error) {
+    // A poison comment is skipped with a line, or it would stop every later sweep of the repo.
+    if (!(error instanceof CommandRefusedError)) throw error;
+    deps.logger.warn({ err: error, commentId: comment.id }, "sweep skipped a comment that cannot be stored");
+    return undefined;
+  }
   if (outcome.status !== "accepted") return undefined;
   deps.dispatch(outcome);
   return outcome.taskId;

@@ -2,6 +2,9 @@ import type { GiteaCommandKind } from "@ratatoskr/contracts";
 import { parseAgentComment, type CommentCreated } from "@ratatoskr/gitea";
 import type { IncomingCommand } from "../store/command-acceptor.ts";
 
+/** Postgres refuses U+0000 in text; a comment read through the API may still carry it. */
+const withoutNul = (text: string) => text.replaceAll("\u0000", "");
+
 /**
  * What a new comment asks for: nothing (not `/agent …`, or written by the bot itself), or a
  * command to store. Pure; the webhook and the sweep share it.
@@ -17,8 +20,11 @@ export function commandOf(
   const { body: _body, ...where } = comment;
   return {
     ...where,
+    owner: withoutNul(where.owner),
+    repo: withoutNul(where.repo),
+    author: withoutNul(where.author),
     kind: parsed.kind === "command" ? (parsed.command as GiteaCommandKind) : null,
-    message: parsed.kind === "command" ? parsed.message : parsed.given,
+    message: withoutNul(parsed.kind === "command" ? parsed.message : parsed.given),
     ...delivery,
   };
 }

@@ -1,7 +1,7 @@
 import { readDelivery, verifySignature } from "@ratatoskr/gitea";
 import type { Logger } from "@ratatoskr/runtime";
 import type { FastifyInstance } from "fastify";
-import type { AcceptOutcome, IncomingCommand } from "../store/command-acceptor.ts";
+import { CommandRefusedError, type AcceptOutcome, type IncomingCommand } from "../store/command-acceptor.ts";
 import { commandOf } from "./comment-command.ts";
 
 export const GITEA_WEBHOOK_PATH = "/webhooks/gitea";
@@ -52,6 +52,10 @@ export async function registerGiteaWebhook(app: FastifyInstance, opts: GiteaWebh
       const reading = readDelivery(event, raw);
       if (reading.kind === "malformed") return reply.code(400).send({ error: "malformed delivery" });
       if (reading.kind === "ignored") return reply.code(204).send();
+      if (reading.kind === "invalid") {
+        request.log.warn({ why: reading.why }, "gitea delivery refused: invalid comment payload");
+        return reply.code(422).send({ error: `invalid comment payload (${reading.why})` });
+      }
       const deliveryId =
         header(request.headers["x-gitea-delivery"]) ?? `unnamed-${reading.comment.commentId}`;
       const command = commandOf(reading.comment, opts.botLogin(), {
@@ -59,7 +63,13 @@ export async function registerGiteaWebhook(app: FastifyInstance, opts: GiteaWebh
         event: event ?? "issue_comment",
       });
       if (!command) return reply.code(204).send();
-      const outcome = await opts.accept(command);
+      const outcome = await opts.accept(command).catch((error: unknown) => {
+        if (!(error instanceof CommandRefusedError)) throw error;
+        // Redelivering it would fail the same way: refused, logged, never retried.
+        request.log.warn({ err: error, deliveryId, commentId: command.commentId }, "gitea command refused");
+        return undefined;
+      });
+      if (!outcome) return reply.code(422).send({ error: "the comment cannot be stored as sent" });
       if (outcome.status === "duplicate") return reply.code(200).send({ status: "duplicate" });
       opts.logger.info(
         { taskId: outcome.taskId, deliveryId, commentId: command.commentId, kind: command.kind },
