@@ -71,7 +71,7 @@ async function keyCount(redisUrl: string, prefix: string): Promise<number> {
 }
 
 describe("the demo as a process (what `pnpm demo` runs)", () => {
-  it("two at once keep their own data; a busy port is one line; one Ctrl-C stops it cleanly, leaving nothing; SIGKILL leaves no opencode", async () => {
+  it("two at once keep their own data; a busy port is one line; one Ctrl-C stops it cleanly, leaving nothing; SIGKILL leaves no opencode nor temp dir and the next demo removes its data", async () => {
     const env = dbEnv();
     const runs: Run[] = [];
     try {
@@ -123,18 +123,30 @@ describe("the demo as a process (what `pnpm demo` runs)", () => {
       expect(await schemaHasTask(env.DATABASE_URL, b.schema)).toBe(true);
       expect(await keyCount(env.REDIS_URL, b.prefix)).toBeGreaterThan(0);
 
-      // SIGKILL: no handler runs, yet b's opencode and its temp root are gone within seconds.
+      // SIGKILL: no handler runs, yet b's opencode and its temporary directory are gone within
+      // seconds (opencode's watchdog) ...
       expect(opencodeProcesses(b.opencodePort)).not.toEqual([]);
       b.demo.child.kill("SIGKILL");
       await b.demo.exited;
       const gone = () =>
         opencodeProcesses(b.opencodePort).length === 0 &&
         processesUnder(b.tmp).length === 0 &&
-        !entries(b.tmp).some((name) => name.startsWith("ratatoskr-opencode-"));
+        entries(b.tmp).length === 0;
       expect(
         await eventually(gone, 10_000),
         `${opencodeProcesses(b.opencodePort).join("\n")}\n${entries(b.tmp)}`,
       ).toBe(true);
+      // ... and the next demo removes its schema and queues (their run is gone); SIGTERM stops it.
+      expect(await schemaHasTask(env.DATABASE_URL, b.schema)).toBe(true);
+      const c = await startRun();
+      runs.push(c);
+      expect(c.demo.output()).toContain(b.schema);
+      expect(await schemaHasTask(env.DATABASE_URL, b.schema)).toBe(false);
+      expect(await keyCount(env.REDIS_URL, b.prefix)).toBe(0);
+      c.demo.child.kill("SIGTERM");
+      expect((await c.demo.exited)[0], c.demo.output()).toBe(0);
+      expect(c.demo.output().trimEnd().split("\n").at(-1)).toBe(STOPPED);
+      expect(entries(c.tmp)).toEqual([]);
     } finally {
       for (const run of runs) {
         run.demo.child.kill("SIGKILL");
@@ -151,7 +163,13 @@ describe("the demo as a process (what `pnpm demo` runs)", () => {
     try {
       // opencode is starting: its temp root exists, the demo has not printed its header yet.
       expect(
-        await eventually(() => entries(tmp).some((n) => n.startsWith("ratatoskr-opencode-")), 60_000),
+        await eventually(
+          () =>
+            entries(tmp).some((run) =>
+              entries(join(tmp, run)).some((n) => n.startsWith("ratatoskr-opencode-")),
+            ),
+          60_000,
+        ),
       ).toBe(true);
       expect(demo.output()).not.toContain("Ratatoskr demo");
       demo.child.kill("SIGINT");

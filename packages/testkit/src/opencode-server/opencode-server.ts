@@ -23,6 +23,13 @@ export interface OpencodeServerOptions {
   password?: string;
   /** How long to wait for `/global/health` (ms), default 30 s. */
   startTimeoutMs?: number;
+  /** Directory the server's temp root is made in; the OS temp directory when omitted. */
+  parentDir?: string;
+  /**
+   * What the server's watchdog removes when this process dies without stopping it: its temp root
+   * when omitted; a caller whose own temp directory holds the root (`parentDir`) passes that.
+   */
+  removeOnParentExit?: string;
 }
 
 export interface OpencodeServer {
@@ -60,7 +67,7 @@ process.once("exit", () => {
 
 /** Starts a real `opencode serve` on a free loopback port with a fully isolated configuration. */
 export async function startOpencodeServer(options: OpencodeServerOptions): Promise<OpencodeServer> {
-  const rootDir = await mkdtemp(join(tmpdir(), "ratatoskr-opencode-"));
+  const rootDir = await mkdtemp(join(options.parentDir ?? tmpdir(), "ratatoskr-opencode-"));
   const configDir = join(rootDir, "config");
   const configFile = join(configDir, "opencode.json");
   await mkdir(join(configDir, "agent"), { recursive: true });
@@ -102,7 +109,7 @@ export async function startOpencodeServer(options: OpencodeServerOptions): Promi
   const child = spawnWatched(resolveOpencodeBinary(), ["serve", "--hostname", "127.0.0.1", "--port", String(port)], {
     env,
     cwd: rootDir,
-    removeOnParentExit: rootDir,
+    removeOnParentExit: options.removeOnParentExit ?? rootDir,
   });
   running.set(child, rootDir);
   let out = "";

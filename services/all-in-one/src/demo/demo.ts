@@ -11,6 +11,7 @@ import { playDemoConversation, stamp } from "./demo-conversation.ts";
 import { branchLogStat, createDemoGitRoot } from "./demo-git.ts";
 import { scriptDemoModel } from "./demo-script.ts";
 import { demoStyle, summariseLogLine, type DemoStyle } from "./demo-style.ts";
+import { holdRunLock, sweepAbandonedDemos } from "./demo-run-lock.ts";
 import { checkPortFree, DemoStopped, dropDemoData, Teardown } from "./demo-teardown.ts";
 
 const AGENTS_DIR = fileURLToPath(new URL("../../../../agents/", import.meta.url));
@@ -74,6 +75,9 @@ export async function runDemo(
   });
   stopped.catch(() => undefined);
   try {
+    const swept = await sweepAbandonedDemos(databaseUrl, redisUrl);
+    if (swept.length > 0) print(style.dim(`Removed the data of demo runs that were killed: ${swept.join(", ")}.`));
+    await teardown.own(holdRunLock(databaseUrl, schema), (lock) => lock.release());
     const root = await teardown.own(mkdtemp(join(tmpdir(), "ratatoskr-demo-")), (dir) =>
       rm(dir, { recursive: true, force: true }),
     );
@@ -86,7 +90,8 @@ export async function runDemo(
     const model = await teardown.own(startScriptedModel(), (m) => m.close());
     scriptDemoModel(model);
     const opencode = await teardown.own(
-      startOpencodeServer({ provider: { baseUrl: model.url }, agentsDir: AGENTS_DIR }),
+      // Inside the run's directory, which its watchdog removes if the demo is killed (SIGKILL).
+      startOpencodeServer({ provider: { baseUrl: model.url }, agentsDir: AGENTS_DIR, parentDir: root, removeOnParentExit: root }),
       (o) => o.stop(),
     );
     const git = await createDemoGitRoot(join(root, "git"));
