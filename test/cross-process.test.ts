@@ -11,12 +11,20 @@ import {
   type ScriptedModel,
   type ServiceProcess,
 } from "@ratatoskr/testkit";
-import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from "@ratatoskr/testkit/vitest";
+import {
+  agentOpencodeEnv,
+  createTestDatabase,
+  createTestRedis,
+  serviceProcessEnv,
+  type TestDatabase,
+  type TestRedis,
+} from "@ratatoskr/testkit/vitest";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { ANALYST, scriptBackupDialogue } from "./support/backup-dialogue.ts";
 
 /**
  * The six services as six processes sharing only Redis and Postgres, with a real opencode serve
@@ -25,7 +33,6 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
  */
 const SERVICES = ["ingress", "analyst", "dev", "reviewer", "postmortem", "notifier"] as const;
 const AGENTS_DIR = fileURLToPath(new URL("../agents/", import.meta.url));
-const ANALYST = "You are the analyst of Ratatoskr";
 const ALLOWED = [101, 102, 103, 104, 105];
 const STRANGER = 999;
 const REPLY_MS = 30_000;
@@ -52,26 +59,16 @@ beforeAll(async () => {
   opencode = await startOpencodeServer({ provider: { baseUrl: model.url }, agentsDir: AGENTS_DIR });
   workspace = await mkdtemp(join(tmpdir(), "ratatoskr-e2e-"));
   devQueue = new Queue(QUEUE.dev, { connection: { url: redis.url }, prefix: redis.prefix });
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    REDIS_URL: redis.url,
-    DATABASE_URL: database.connectionString,
-    DATABASE_SCHEMA: database.schema,
-    QUEUE_PREFIX: redis.prefix,
-    LOG_LEVEL: "info",
-    SHUTDOWN_TIMEOUT_MS: "5000",
-    BULL_BOARD_DISABLED: "true",
+  const env = serviceProcessEnv(database, redis, {
     TELEGRAM_BOT_TOKEN: telegram.token,
     TELEGRAM_API_ROOT: telegram.url,
     TELEGRAM_ALLOWED_CHAT_IDS: ALLOWED.join(","),
     BOT_LOCALE: "en",
-    OPENCODE_URL: opencode.url,
-    OPENCODE_SERVER_PASSWORD: opencode.password,
-    OPENCODE_MODEL: `fake/${model.modelId}`,
+    ...agentOpencodeEnv(opencode, model),
     WORKSPACE_DIR: workspace,
     GITEA_URL: gitea.url,
     GITEA_TOKEN: gitea.token,
-  };
+  });
   const started = await Promise.all(SERVICES.map((name) => startServiceProcess(name, { env, timeoutMs: 90_000 })));
   for (const service of started) running.set(service.name, service);
 }, 180_000);
@@ -112,25 +109,7 @@ describe("services as separate processes", () => {
 
   it("takes a request from /start through questions and a draft to approval and a dev job", async () => {
     const chat = ALLOWED[0]!;
-    model.addRule({
-      match: { systemIncludes: ANALYST, promptIncludes: "postgres, nightly" },
-      reply: [
-        reply.json({
-          phase: "propose",
-          draft: {
-            title: "Nightly database backup",
-            goal: "Back up the shop database every night.",
-            repos: ["acme/shop"],
-            why: "We lost data last week.",
-            acceptanceCriteria: ["a backup runs at 02:00", "backups older than 7 days are removed"],
-          },
-        }),
-      ],
-    });
-    model.addRule({
-      match: { systemIncludes: ANALYST, promptIncludes: "backup" },
-      reply: [reply.json({ phase: "ask", questions: ["Which database?", "How often?"] })],
-    });
+    scriptBackupDialogue(model);
 
     telegram.sendText(chat, "/start");
     const [greeting] = await botMessages(chat, 1);

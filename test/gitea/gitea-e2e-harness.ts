@@ -8,7 +8,14 @@ import {
   type ScriptedModel,
   type ServiceProcess,
 } from "@ratatoskr/testkit";
-import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from "@ratatoskr/testkit/vitest";
+import {
+  agentOpencodeEnv,
+  createTestDatabase,
+  createTestRedis,
+  serviceProcessEnv,
+  type TestDatabase,
+  type TestRedis,
+} from "@ratatoskr/testkit/vitest";
 type Comment = ReturnType<FakeGitea["commentsOf"]>[number];
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -52,19 +59,8 @@ export class GiteaE2eHarness {
     await this.gitea.createRepo(REPO, { "README.md": "# shop\n" });
     this.gitea.setPermission(REPO, "alice", "write");
     this.gitea.setPermission(REPO, "rita", "read");
-    this.env = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      REDIS_URL: this.redis.url,
-      DATABASE_URL: this.database.connectionString,
-      DATABASE_SCHEMA: this.database.schema,
-      QUEUE_PREFIX: this.redis.prefix,
-      LOG_LEVEL: "info",
-      SHUTDOWN_TIMEOUT_MS: "5000",
-      BULL_BOARD_DISABLED: "true",
-      OPENCODE_URL: this.opencode.url,
-      OPENCODE_SERVER_PASSWORD: this.opencode.password,
-      OPENCODE_MODEL: `fake/${this.model.modelId}`,
+    this.env = serviceProcessEnv(this.database, this.redis, {
+      ...agentOpencodeEnv(this.opencode, this.model),
       WORKSPACE_DIR: join(this.root, "workspaces"),
       GITEA_URL: this.gitea.url,
       GITEA_TOKEN: this.gitea.token,
@@ -73,7 +69,7 @@ export class GiteaE2eHarness {
       GITEA_SWEEP_INTERVAL_MS: "0",
       GITEA_STATUS_REFRESH_MS: "1000",
       ...extraEnv,
-    };
+    });
     const started = await Promise.all(services.map((name) => this.startService(name)));
     for (const service of started) this.running.set(service.name, service);
     const ingress = this.running.get("ingress");

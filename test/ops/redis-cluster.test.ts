@@ -10,15 +10,15 @@ import { startHost, type RunningHost } from "@ratatoskr/service-host";
 import {
   FakeGitea,
   FakeTelegram,
-  reply,
   startOpencodeServer,
   startScriptedModel,
   type OpencodeServer,
   type ScriptedModel,
 } from "@ratatoskr/testkit";
-import { createTestDatabase, type TestDatabase } from "@ratatoskr/testkit/vitest";
+import { agentOpencodeEnv, createTestDatabase, type TestDatabase } from "@ratatoskr/testkit/vitest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ALL_SERVICES } from "../../services/all-in-one/src/services.ts";
+import { scriptBackupDialogue } from "../support/backup-dialogue.ts";
 
 /**
  * The all-in-one on a real 3-master Redis Cluster (started by `.ci/run` through
@@ -28,7 +28,6 @@ const NODES = process.env.REDIS_CLUSTER_TEST_NODES?.split(",").filter(Boolean) ?
 const SKIP_REASON =
   "REDIS_CLUSTER_TEST_NODES is not set (run scripts/redis-cluster.sh and export its output)";
 const AGENTS_DIR = fileURLToPath(new URL("../../agents/", import.meta.url));
-const ANALYST = "You are the analyst of Ratatoskr";
 const CHAT = 4242;
 const REPLY_MS = 30_000;
 
@@ -58,9 +57,7 @@ function clusterEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
     TELEGRAM_API_ROOT: telegram.url,
     TELEGRAM_ALLOWED_CHAT_IDS: String(CHAT),
     BOT_LOCALE: "en",
-    OPENCODE_URL: opencode.url,
-    OPENCODE_SERVER_PASSWORD: opencode.password,
-    OPENCODE_MODEL: `fake/${model.modelId}`,
+    ...agentOpencodeEnv(opencode, model),
     WORKSPACE_DIR: workspace,
     GITEA_URL: gitea.url,
     GITEA_TOKEN: gitea.token,
@@ -139,25 +136,7 @@ describe.skipIf(NODES.length === 0)(
         },
         { timeout: REPLY_MS, interval: 500 },
       );
-      model.addRule({
-        match: { systemIncludes: ANALYST, promptIncludes: "postgres, nightly" },
-        reply: [
-          reply.json({
-            phase: "propose",
-            draft: {
-              title: "Nightly database backup",
-              goal: "Back up the shop database every night.",
-              repos: ["acme/shop"],
-              why: "We lost data last week.",
-              acceptanceCriteria: ["a backup runs at 02:00"],
-            },
-          }),
-        ],
-      });
-      model.addRule({
-        match: { systemIncludes: ANALYST, promptIncludes: "backup" },
-        reply: [reply.json({ phase: "ask", questions: ["Which database?"] })],
-      });
+      scriptBackupDialogue(model);
       const messages = async (count: number) =>
         telegram.waitForMessages(CHAT, (_r, all) => all.length >= count, {
           timeoutMs: REPLY_MS,

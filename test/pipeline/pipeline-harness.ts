@@ -12,8 +12,10 @@ import {
   type ServiceProcess,
 } from "@ratatoskr/testkit";
 import {
+  agentOpencodeEnv,
   createTestDatabase,
   createTestRedis,
+  serviceProcessEnv,
   type TestDatabase,
   type TestRedis,
 } from "@ratatoskr/testkit/vitest";
@@ -63,27 +65,16 @@ export class PipelineHarness {
     this.root = await mkdtemp(join(tmpdir(), "ratatoskr-pipeline-"));
     this.remotes = join(this.root, "remotes");
     await mkdir(this.remotes, { recursive: true });
-    this.env = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      REDIS_URL: this.redis.url,
-      DATABASE_URL: this.database.connectionString,
-      DATABASE_SCHEMA: this.database.schema,
-      QUEUE_PREFIX: this.redis.prefix,
-      LOG_LEVEL: "info",
-      SHUTDOWN_TIMEOUT_MS: "5000",
-      BULL_BOARD_DISABLED: "true",
+    this.env = serviceProcessEnv(this.database, this.redis, {
       TELEGRAM_BOT_TOKEN: this.telegram.token,
       TELEGRAM_API_ROOT: this.telegram.url,
       TELEGRAM_ALLOWED_CHAT_IDS: CHATS.join(","),
       BOT_LOCALE: "en",
-      OPENCODE_URL: this.opencode.url,
-      OPENCODE_SERVER_PASSWORD: this.opencode.password,
-      OPENCODE_MODEL: `fake/${this.model.modelId}`,
+      ...agentOpencodeEnv(this.opencode, this.model),
       WORKSPACE_DIR: join(this.root, "workspaces"),
       LOCAL_GIT_ROOT: this.remotes,
       ...extraEnv,
-    };
+    });
     // Every process that did start is kept for stop(), even when another one failed to.
     const started = await Promise.allSettled(services.map((name) => this.startService(name)));
     for (const result of started) if (result.status === "fulfilled") this.running.set(result.value.name, result.value);

@@ -20,6 +20,7 @@ import {
 import {
   createTestDatabase,
   createTestRedis,
+  agentOpencodeEnv,
   serviceTestEnv,
   type TestDatabase,
   type TestRedis,
@@ -62,9 +63,7 @@ afterAll(async () => {
 
 function analystProcess(): Promise<ServiceProcess> {
   const env = serviceTestEnv(database, redis, {
-    OPENCODE_URL: opencode.url,
-    OPENCODE_SERVER_PASSWORD: opencode.password,
-    OPENCODE_MODEL: `fake/${model.modelId}`,
+    ...agentOpencodeEnv(opencode, model),
     WORKSPACE_DIR: workspace,
     LOG_LEVEL: "info",
   });

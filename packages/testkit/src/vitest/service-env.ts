@@ -22,3 +22,39 @@ export function serviceTestEnv(
     ...extra,
   };
 }
+
+/**
+ * A service as its own process in a test (`startServiceProcess`): this file's Postgres schema and
+ * Redis prefix, info logs (the process's output explains a failure), a quick shutdown and no Bull
+ * Board. `extra` adds or overrides variables.
+ */
+export function serviceProcessEnv(
+  database: TestDatabase,
+  redis: TestRedis,
+  extra: NodeJS.ProcessEnv = {},
+): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    REDIS_URL: redis.url,
+    DATABASE_URL: database.connectionString,
+    DATABASE_SCHEMA: database.schema,
+    QUEUE_PREFIX: redis.prefix,
+    LOG_LEVEL: "info",
+    SHUTDOWN_TIMEOUT_MS: "5000",
+    BULL_BOARD_DISABLED: "true",
+    ...extra,
+  };
+}
+
+/** The opencode serve the agents run in during a test, with the scripted model pinned on every session. */
+export function agentOpencodeEnv(
+  opencode: { url: string; password: string },
+  model: { modelId: string },
+): NodeJS.ProcessEnv {
+  return {
+    OPENCODE_URL: opencode.url,
+    OPENCODE_SERVER_PASSWORD: opencode.password,
+    OPENCODE_MODEL: `fake/${model.modelId}`,
+  };
+}

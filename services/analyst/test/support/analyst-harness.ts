@@ -18,6 +18,7 @@ import {
   createTestRedis,
   type TestDatabase,
   type TestRedis,
+  agentOpencodeEnv,
   serviceTestEnv,
 } from "@ratatoskr/testkit/vitest";
 import { vi } from "vitest";
@@ -146,9 +147,7 @@ export class AnalystHarness {
       name: "analyst",
       services: [analystService],
       env: serviceTestEnv(database, redis, {
-        OPENCODE_URL: opencode.url,
-        OPENCODE_SERVER_PASSWORD: opencode.password,
-        OPENCODE_MODEL: `fake/${model.modelId}`,
+        ...agentOpencodeEnv(opencode, model),
         WORKSPACE_DIR: workspace,
         GITEA_URL: gitea.url,
         GITEA_TOKEN: gitea.token,

@@ -6,7 +6,14 @@ import type { TaskEvent } from "@ratatoskr/contracts";
 import type { AgentTrace, Notification, PrismaClient, Task } from "@ratatoskr/db";
 import { startHost, type RunningHost } from "@ratatoskr/service-host";
 import { startOpencodeServer, startScriptedModel, type ModelRequest, type OpencodeServer, type ScriptedModel } from "@ratatoskr/testkit";
-import { createTestDatabase, createTestRedis, serviceTestEnv, type TestDatabase, type TestRedis } from "@ratatoskr/testkit/vitest";
+import {
+  agentOpencodeEnv,
+  createTestDatabase,
+  createTestRedis,
+  serviceTestEnv,
+  type TestDatabase,
+  type TestRedis,
+} from "@ratatoskr/testkit/vitest";
 import { vi } from "vitest";
 import { postmortemService } from "../../src/index.ts";
 
@@ -48,9 +55,7 @@ export class PostmortemHarness {
       name: "postmortem",
       services: [postmortemService],
       env: serviceTestEnv(database, redis, {
-        OPENCODE_URL: opencode.url,
-        OPENCODE_SERVER_PASSWORD: opencode.password,
-        OPENCODE_MODEL: `fake/${model.modelId}`,
+        ...agentOpencodeEnv(opencode, model),
         WORKSPACE_DIR: workspace,
         POSTMORTEM_IDLE_TIMEOUT_MS: "20000",
         POSTMORTEM_HARD_TIMEOUT_MS: "40000",
