@@ -98,11 +98,18 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
     return configModel;
   };
 
+  const passedChecks = new Map<string, ServerInfo>();
   return {
     baseUrl: servers[0]?.url as string,
     serverUrls: servers.map((s) => s.url),
     async checkServer(signal) {
-      const infos = await Promise.all(servers.map((s) => checkServer(s.api, signal)));
+      const infos = await Promise.all(
+        servers.map(async (s) => {
+          const info = await checkServer(s.api, signal, passedChecks.get(s.url));
+          passedChecks.set(s.url, info);
+          return info;
+        }),
+      );
       return infos[0] as ServerInfo;
     },
     async runAgent(runOptions) {

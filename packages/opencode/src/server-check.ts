@@ -15,8 +15,10 @@ export interface ServerInfo {
 /**
  * Start-up gate: healthy, new enough, and every route we call listed in `/doc`.
  * Throws OpencodeUnavailableError / OpencodeTooOldError / OpencodeContractError.
+ * `passed`: what an earlier check of this server found; while it reports the same version, its
+ * routes are not read again (readiness probes ask often, and `/doc` is large).
  */
-export async function checkServer(api: OpencodeApi, signal?: AbortSignal): Promise<ServerInfo> {
+export async function checkServer(api: OpencodeApi, signal?: AbortSignal, passed?: ServerInfo): Promise<ServerInfo> {
   const url = api.http.baseUrl;
   let health;
   try {
@@ -27,6 +29,7 @@ export async function checkServer(api: OpencodeApi, signal?: AbortSignal): Promi
   }
   if (!health.healthy) throw new OpencodeContractError(url, "/global/health reports unhealthy");
   if (compareVersions(health.version, MIN_OPENCODE_VERSION) < 0) throw new OpencodeTooOldError(url, health.version, MIN_OPENCODE_VERSION);
+  if (passed?.url === url && passed.version === health.version) return passed;
   let routes: Set<string>;
   try {
     routes = await api.routes(signal);

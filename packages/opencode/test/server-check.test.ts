@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { freePort } from "@ratatoskr/testkit";
 import { afterEach, describe, expect, it } from "vitest";
+import { REQUIRED_ROUTES } from "../src/api/opencode-api.ts";
 import { createOpencodeClient, OpencodeContractError, OpencodeTooOldError, OpencodeUnavailableError } from "../src/index.ts";
 
 const servers: Server[] = [];
@@ -10,11 +11,18 @@ afterEach(async () => {
 });
 
 /** A tiny stand-in that answers health and /doc like some other opencode build. */
-async function fakeOpencode(version: string, paths: Record<string, Record<string, object>>): Promise<string> {
+async function fakeOpencode(
+  version: string | (() => string),
+  paths: Record<string, Record<string, object>> | (() => Record<string, Record<string, object>>),
+  seen: string[] = [],
+): Promise<string> {
   const server = createServer((req, res) => {
+    seen.push(req.url ?? "");
     res.setHeader("content-type", "application/json");
-    if (req.url === "/global/health") return res.end(JSON.stringify({ healthy: true, version }));
-    if (req.url === "/doc") return res.end(JSON.stringify({ openapi: "3.1.0", paths }));
+    const v = typeof version === "function" ? version() : version;
+    const p = typeof paths === "function" ? paths() : paths;
+    if (req.url === "/global/health") return res.end(JSON.stringify({ healthy: true, version: v }));
+    if (req.url === "/doc") return res.end(JSON.stringify({ openapi: "3.1.0", paths: p }));
     res.statusCode = 404;
     res.end("{}");
   });
@@ -53,5 +61,29 @@ describe("checkServer", () => {
     expect(err).toBeInstanceOf(OpencodeContractError);
     expect((err as Error).message).toContain("GET /api/session/active");
     expect((err as Error).message).not.toContain("POST /api/session,");
+  });
+
+  it("reads the routes again only when the server's version changed (readiness asks often)", async () => {
+    const all: Record<string, Record<string, object>> = {};
+    for (const [method, path] of REQUIRED_ROUTES) all[path] = { ...all[path], [method]: {} };
+    let version = "1.18.33";
+    let paths = all;
+    const seen: string[] = [];
+    const url = await fakeOpencode(() => version, () => paths, seen);
+    const client = createOpencodeClient({ baseUrl: url });
+    try {
+      await client.checkServer();
+      await client.checkServer();
+      await client.checkServer();
+      expect(seen.filter((u) => u === "/doc")).toHaveLength(1);
+      expect(seen.filter((u) => u === "/global/health")).toHaveLength(3);
+      // Replaced by a build that lacks a route: the next check reads /doc and says so.
+      version = "1.18.40";
+      paths = { "/global/health": { get: {} } };
+      await expect(client.checkServer()).rejects.toBeInstanceOf(OpencodeContractError);
+      expect(seen.filter((u) => u === "/doc")).toHaveLength(2);
+    } finally {
+      await client.close();
+    }
   });
 });
