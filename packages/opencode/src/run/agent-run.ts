@@ -55,6 +55,8 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
   let outcome = "failed" as RunOutcome;
   let error: Error | undefined;
   let timeoutKind: "idle" | "hard" | undefined;
+  /** When the timeout was due, if the turn watcher said so (an idle one is noticed a little later). */
+  let timeoutDueAt: number | undefined;
   let repaired = false;
   let resumed = false;
   /** Why a timeout or cancel happened (the interrupt's outcome is added at the end). */
@@ -191,7 +193,7 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
     const text = stopReason ?? "run stopped";
     if (sessionId) {
       // Timeout or cancel included, the run returns within INTERRUPT_CAP_MS of its deadline or abort.
-      const stopAt = outcome === "timeout" ? Math.min(now(), hardDeadline) : now();
+      const stopAt = outcome === "timeout" ? Math.min(now(), timeoutDueAt ?? hardDeadline) : now();
       const interrupted = await interruptWithin(deps.api, sessionId, Math.max(500, stopAt + INTERRUPT_CAP_MS - now()));
       if (!interrupted.ok) warn(`could not interrupt session ${sessionId}: ${interrupted.error.message}`);
       error = new RunStoppedError(reason, sessionId, interrupted.ok, `${text}; ${describeInterrupt(sessionId, interrupted)}`);
@@ -244,6 +246,7 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
       case "timeout":
         outcome = "timeout";
         timeoutKind = turn.which;
+        timeoutDueAt = turn.dueAt;
         stopReason = turn.which === "idle" ? `no progress for ${o.idleTimeoutMs} ms (idle timeout)` : `hard timeout of ${o.hardTimeoutMs} ms reached`;
         return true;
       case "silent": {

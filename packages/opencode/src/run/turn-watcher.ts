@@ -15,7 +15,8 @@ export type TurnResult =
   | { kind: "done"; messages: SessionMessage[] }
   | { kind: "silent"; messages: SessionMessage[] }
   | { kind: "halted"; messages: SessionMessage[]; detail: string }
-  | { kind: "timeout"; which: "idle" | "hard"; messages: SessionMessage[] }
+  /** `dueAt`: when the timeout was due (the run's stop budget counts from there, not from noticing it). */
+  | { kind: "timeout"; which: "idle" | "hard"; dueAt: number; messages: SessionMessage[] }
   | { kind: "cancelled"; messages: SessionMessage[] };
 
 export interface TurnWatchOptions {
@@ -84,10 +85,11 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
     return page.messages.filter((m) => m.type === "assistant");
   };
   const timedOut = async (which: "idle" | "hard"): Promise<TurnResult> => {
+    const dueAt = which === "hard" ? o.hardDeadline : lastActivity + o.idleTimeoutMs;
     // With trusted events nothing was fetched while the turn ran: take the partial answer and
     // usage for the trace, but never hold a timeout up for long (the interrupt still has to follow).
     assistants = await fetchTurn(untilDeadline(o.signal, now() + FINAL_FETCH_CAP_MS, now())).catch(() => assistants);
-    return { kind: "timeout", which, messages: assistants };
+    return { kind: "timeout", which, dueAt, messages: assistants };
   };
   const state = (): PollState => {
     const trusted = hint.live && hint.liveSince <= syncedAt;
