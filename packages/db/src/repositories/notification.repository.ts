@@ -1,7 +1,9 @@
 import type { Notification, Prisma } from "../../generated/client.ts";
 import type pg from "pg";
 import type { DbClient } from "../database.ts";
-import { NotificationSql } from "./notification-sql.ts";
+import { NotificationSql, type ChatHead } from "./notification-sql.ts";
+
+export type { ChatHead } from "./notification-sql.ts";
 
 export type NotificationStatus = "pending" | "sending" | "sent" | "failed" | "dropped" | "uncertain";
 
@@ -96,15 +98,16 @@ export class NotificationRepository {
   }
 
   /**
-   * One message and the first page of its chat's unsettled messages (see `listUnsettledForChat`)
-   * in one round trip: what a notify job reads before it takes the chat's lease. The page is a
-   * snapshot; every state change after it is guarded by the row's status.
+   * Claims the oldest unsettled message of a Telegram chat if it is pending, in one round trip,
+   * and says whether another follows: what the holder of the chat's lease does before each send.
+   * A `sending` head is returned unclaimed (a sender died with it: settle it first).
    */
-  async openChat(id: number, limit = 50): Promise<{ target: Notification | null; page: Notification[] }> {
-    if (this.sql) return this.sql.openChat(id, limit);
-    const target = await this.findById(id);
-    if (!target || target.chatId === null || target.channel !== "telegram") return { target, page: [] };
-    return { target, page: await this.listUnsettledForChat(target.chatId, 0, limit) };
+  async claimNextForChat(chatId: number | bigint): Promise<ChatHead> {
+    if (this.sql) return this.sql.claimNextForChat(chatId);
+    const [first, second] = await this.listUnsettledForChat(chatId, 0, 2);
+    if (!first) return { head: null, claimed: false, more: false };
+    const claimed = first.status === "pending" ? await this.claim(first.id) : null;
+    return { head: claimed ?? first, claimed: claimed !== null, more: second !== undefined };
   }
 
   /**
