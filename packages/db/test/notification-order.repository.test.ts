@@ -1,5 +1,5 @@
 import { useTestRepositories } from "./support/test-repositories.ts";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 
 const db = useTestRepositories();
 
@@ -56,6 +56,27 @@ describe("NotificationRepository, sender side", () => {
     await db.repos.notifications.markSent(second!.id, [7n]);
     expect(await db.repos.notifications.claimNextForChat(506)).toEqual({ head: null, claimed: false, more: false });
     expect((await db.repos.notifications.findById(other!.id))?.status).toBe("pending");
+  });
+
+  it("lists chats left behind: a message claimed a while ago, or an untried head stored a while ago", async () => {
+    const untried = await message(511);
+    const claimed = await message(512);
+    await db.repos.notifications.claim(claimed.id);
+    // A head that was tried waits out its job's backoff, even with an untried message behind it.
+    const released = await message(513);
+    await message(513);
+    await db.repos.notifications.claim(released.id);
+    await db.repos.notifications.release(released.id, "5xx");
+    // Only these chats: the file's other tests share the schema.
+    const list = async (pendingBeforeMs: number, claimedBeforeMs = 60_000) =>
+      (await db.repos.notifications.listChatsLeftBehind({ claimedBeforeMs, pendingBeforeMs })).filter(
+        (chatId) => chatId >= 511 && chatId <= 513,
+      );
+
+    expect(await list(60_000)).toEqual([]);
+    await vi.waitFor(async () => expect(await list(0, 0)).toEqual([511, 512]), { timeout: 5_000, interval: 10 });
+    expect(await list(0)).toEqual([511]);
+    expect(untried.chatId).toBe(511n);
   });
 
   it("resends a must-deliver message once after a doubtful send, and never a second time", async () => {
