@@ -2,6 +2,7 @@ import { QUEUE, QUEUE_NAMES } from "@ratatoskr/contracts";
 import { collectConfigProblems, ConfigError } from "@ratatoskr/runtime";
 import { defineService, notImplemented } from "@ratatoskr/service-host";
 import { BULL_BOARD_CONFIG_SCHEMA, loadBullBoardConfig } from "./bull-board/bull-board.config.ts";
+import { registerBullBoard } from "./bull-board/bull-board.plugin.ts";
 import { GITEA_INGRESS_CONFIG_SCHEMA, loadGiteaIngressConfig } from "./gitea/config/gitea.config.ts";
 import { giteaFrontDoor } from "./gitea/gitea-wiring.ts";
 import { loadTelegramConfig, TELEGRAM_CONFIG_SCHEMA } from "./telegram/config/telegram.config.ts";
@@ -47,8 +48,6 @@ export const ingressService = defineService({
         await frontDoor?.routes(app);
         await gitea?.routes(app);
         if (!board.enabled) return;
-        // Imported only when enabled: Bull Board's modules cost ~14 MB of RSS (issue 9).
-        const { registerBullBoard } = await import("./bull-board/bull-board.plugin.ts");
         await registerBullBoard(app, { ...board, queues: QUEUE_NAMES.map((q) => ctx.queues.queues[q]) });
       },
       start: async () => {
