@@ -1,5 +1,6 @@
 import type pg from "pg";
 import type { Notification } from "../../generated/client.ts";
+import { GroupedStatement } from "../sql/grouped-statement.ts";
 import { camelRow, prismaLikeTypes } from "../sql/sql-pool.ts";
 
 /** What `claimNextForChat` found at the head of a chat's unsettled messages. */
@@ -42,9 +43,12 @@ const CLAIM_NEXT = `WITH head AS (
     WHERE n.id = (SELECT id FROM first) AND NOT EXISTS (SELECT 1 FROM claimed)`;
 const CLAIM = `UPDATE notifications SET status = 'sending', attempts = attempts + 1, claimed_at = ${NOW}
   WHERE id = $1 AND status = 'pending' RETURNING *`;
-const MARK_SENT = `UPDATE notifications
-  SET status = 'sent', sent_message_ids = $2::bigint[], sent_at = ${NOW}, error = NULL
-  WHERE id = $1 AND status = 'sending'`;
+/** Many sends' results at once: ids, and each one's Telegram message ids joined by commas. */
+const MARK_SENT = `UPDATE notifications n
+  SET status = 'sent', sent_message_ids = string_to_array(v.ids, ',')::bigint[], sent_at = ${NOW}, error = NULL
+  FROM unnest($1::int[], $2::text[]) AS v(id, ids)
+  WHERE n.id = v.id AND n.status = 'sending'
+  RETURNING n.id`;
 
 function toNotification(row: Record<string, unknown>): Notification {
   const notification = camelRow<Notification>(row);
@@ -86,12 +90,18 @@ export class NotificationSql {
     return (await this.rows("rt-notification-claim", CLAIM, [id]))[0] ?? null;
   }
 
-  async markSent(id: number, sentMessageIds: readonly (number | bigint)[]): Promise<boolean> {
+  /** Sends recorded together while one such statement is in flight (see GroupedStatement). */
+  private readonly sentMarks = new GroupedStatement<{ id: number; ids: string }, boolean>(async (marks) => {
     const result = await this.pool.query({
-      name: "rt-notification-sent",
+      name: "rt-notification-sent-many",
       text: MARK_SENT,
-      values: [id, sentMessageIds.map(String)],
+      values: [marks.map((m) => m.id), marks.map((m) => m.ids)],
     });
-    return result.rowCount === 1;
+    const marked = new Set((result.rows as Array<{ id: number }>).map((row) => row.id));
+    return marks.map((m) => marked.has(m.id));
+  });
+
+  markSent(id: number, sentMessageIds: readonly (number | bigint)[]): Promise<boolean> {
+    return this.sentMarks.submit({ id, ids: sentMessageIds.map(String).join(",") });
   }
 }
