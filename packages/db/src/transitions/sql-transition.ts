@@ -2,7 +2,9 @@ import { IllegalTransitionError, type TaskEvent } from "@ratatoskr/contracts";
 import type pg from "pg";
 import type { Task } from "../../generated/client.ts";
 import { camelRow, prismaLikeTypes } from "../sql/sql-pool.ts";
+import { createGroupCommit } from "../sql/group-commit.ts";
 import { TaskRowCache } from "./task-row-cache.ts";
+import { applyBatch, type TransitionRequest } from "./transition-batch.ts";
 import { planTransition } from "./transition-plan.ts";
 import { TaskNotFoundError, type AppliedTransition, type TaskPatch } from "./transition-types.ts";
 import { toFollowUp, writeQuery, type FollowUpJson } from "./transition-write.ts";
@@ -85,23 +87,60 @@ async function writeRemembered(
   }
 }
 
+/** Transitions written by one statement at most; more wait for the next. */
+const MAX_BATCH = 100;
+/** Batches in flight at once; while they commit, the next one gathers. */
+const MAX_IN_FLIGHT = 2;
+
+/** One group commit per pool, made on first use. */
+const batchers = new WeakMap<pg.Pool, (request: TransitionRequest) => Promise<AppliedTransition>>();
+
+function batcherOf(pool: pg.Pool) {
+  let batcher = batchers.get(pool);
+  if (!batcher) {
+    const cache = cacheOf(pool);
+    const deps = { pool, cache, applyAlone: (r: TransitionRequest) => applyAlone(pool, cache, r) };
+    batcher = createGroupCommit<TransitionRequest, AppliedTransition>({
+      write: (requests) => applyBatch(deps, requests),
+      // Transitions of one task are planned one on the other's result, in the order asked.
+      keyOf: (request) => request.taskId,
+      maxBatch: MAX_BATCH,
+      maxInFlight: MAX_IN_FLIGHT,
+    });
+    batchers.set(pool, batcher);
+  }
+  return batcher;
+}
+
 /**
- * applyTransition on the pg pool: run the reducer in memory on the task row, then one statement
- * writes the task (only if its version and `updated_at` are still the ones planned on), the event,
- * the notifications and the outbox rows, atomically by itself, and returns the row as written.
- * The row comes from this process's last write of the task when it has one (one round trip),
- * else from a read (two). A concurrent transition bumps the version, so a lost race writes
- * nothing and is tried again on a fresh read; after OPTIMISTIC_TRIES it runs under
- * `SELECT … FOR UPDATE` in a transaction, where it cannot lose.
- * Same rows and same refusals as the Prisma version (which also locks, so the two interleave).
+ * applyTransition on the pg pool. Transitions of different tasks asked for while others are being
+ * written are written together (group commit, see applyBatch): one statement and one commit for
+ * the batch. Transitions of one task run one after another in the order asked for.
  */
-export async function applyTransitionSql(
+export function applyTransitionSql(
   pool: pg.Pool,
   taskId: number,
   event: TaskEvent,
   patch: TaskPatch = {},
 ): Promise<AppliedTransition> {
-  const cache = cacheOf(pool);
+  return batcherOf(pool)({ taskId, event, patch });
+}
+
+/**
+ * One transition alone: run the reducer in memory on the task row, then one statement
+ * writes the task (only if its version and `updated_at` are still the ones planned on), the event,
+ * the notifications and the outbox rows, atomically by itself, and returns the row as written.
+ * The row comes from this process's last write of the task when it has one (one round trip),
+ * else from a read (two). A concurrent transition (another process) bumps the version, so a lost
+ * race writes nothing and is tried again on a fresh read; after OPTIMISTIC_TRIES it runs under
+ * `SELECT … FOR UPDATE` in a transaction, where it cannot lose.
+ * Same rows and same refusals as the Prisma version (which also locks, so the two interleave).
+ */
+async function applyAlone(
+  pool: pg.Pool,
+  cache: TaskRowCache,
+  { taskId, event, patch }: TransitionRequest,
+): Promise<AppliedTransition> {
   const applied = await applyOnConnection(pool, cache, taskId, event, patch);
   cache.set(applied.task);
   return applied;
