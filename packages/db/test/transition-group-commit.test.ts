@@ -210,3 +210,43 @@ describe("a batch's patches", () => {
     expect(results[3]!.task).toMatchObject({ title: null, repos: [], statusCommentId: null });
   });
 });
+
+describe("a batch and a row locked elsewhere", () => {
+  it("does not wait for a task whose row another transaction holds: the others are answered at once", async () => {
+    const ids = await collectingTasks(6, 26_000);
+    const [held, ...free] = ids as [number, ...number[]];
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let locked: () => void = () => undefined;
+    const holding = new Promise<void>((resolve) => (locked = resolve));
+    const slow = db.repos.applyTransition(
+      held,
+      { type: "turn.received" },
+      {
+        alongside: async () => {
+          locked();
+          await gate;
+        },
+      },
+    );
+    try {
+      await holding;
+      const statements = countStatements();
+      const heldToo = db.repos.applyTransition(held, drafted);
+      const others = Promise.all(free.map((id) => db.repos.applyTransition(id, drafted)));
+
+      const answered = await Promise.race([
+        others.then((results) => results.map((r) => r.task.version)),
+        new Promise<"still waiting">((resolve) => setTimeout(() => resolve("still waiting"), 3_000)),
+      ]);
+
+      expect(answered).toEqual(free.map(() => 2));
+      expect(statements.count).toBeLessThanOrEqual(2);
+      release();
+      await slow;
+      await expect(heldToo).resolves.toMatchObject({ task: { id: held, version: 3 } });
+    } finally {
+      release();
+    }
+  });
+});

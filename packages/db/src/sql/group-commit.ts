@@ -1,14 +1,16 @@
 /**
  * Group commit: items arriving while fewer than `maxInFlight` writes are under way are written at
- * once (those of one tick together); items arriving while they are wait and go together in the next write (one statement, one
- * commit for all of them). Each caller's promise settles with its own outcome.
+ * once (those asked for in one tick together); items arriving while they are wait and go together
+ * in the next write (one statement, one commit for all of them). Each caller's promise settles
+ * with its own outcome.
  */
 export interface GroupCommitOptions<I, O> {
   /**
-   * Writes a batch and returns one outcome per item, in order. A throw fails every item of the
-   * batch with that error (an outage); a failure of one item alone belongs in its outcome.
+   * Writes a batch; resolves once its statement is done, with one outcome per item, in order. An
+   * outcome may still be pending (an item that needs more work on its own): the next batch does
+   * not wait for it. A throw fails every item of the batch with that error (an outage).
    */
-  write(items: readonly I[]): Promise<PromiseSettledResult<O>[]>;
+  write(items: readonly I[]): Promise<Promise<O>[]>;
   /**
    * Items with the same key are never in one batch: each waits until the one before it has
    * settled, so they are written one after another in order of arrival.
@@ -30,6 +32,17 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): (ite
   /** Per key with an item ready or being written: the items queued behind it. */
   const behind = new Map<unknown, Pending<I, O>[]>();
   let inFlight = 0;
+  let flushQueued = false;
+
+  /** Flushes once the current tick's callers and settlements are all in, so they batch together. */
+  function queueFlush(): void {
+    if (flushQueued) return;
+    flushQueued = true;
+    queueMicrotask(() => {
+      flushQueued = false;
+      flush();
+    });
+  }
 
   function release(pending: Pending<I, O>): void {
     if (!keyOf) return;
@@ -37,21 +50,28 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): (ite
     const next = behind.get(key)?.shift();
     if (next) ready.push(next);
     else behind.delete(key);
+    queueFlush();
   }
 
   async function run(batch: Pending<I, O>[]): Promise<void> {
-    let outcomes: PromiseSettledResult<O>[];
+    let outcomes: Promise<O>[];
     try {
       outcomes = await write(batch.map((p) => p.item));
       if (outcomes.length !== batch.length) throw new Error("group commit: one outcome per item expected");
     } catch (error) {
-      outcomes = batch.map(() => ({ status: "rejected", reason: error }));
+      outcomes = batch.map(() => Promise.reject(error));
     }
     batch.forEach((pending, i) => {
-      const outcome = outcomes[i]!;
-      release(pending);
-      if (outcome.status === "fulfilled") pending.resolve(outcome.value);
-      else pending.reject(outcome.reason);
+      outcomes[i]!.then(
+        (value) => {
+          release(pending);
+          pending.resolve(value);
+        },
+        (error: unknown) => {
+          release(pending);
+          pending.reject(error);
+        },
+      );
     });
   }
 
@@ -62,7 +82,7 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): (ite
       inFlight++;
       void run(batch).finally(() => {
         inFlight--;
-        flush();
+        queueFlush();
       });
     }
   }
@@ -78,7 +98,6 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): (ite
       }
       if (keyOf) behind.set(key, []);
       ready.push(pending);
-      // Items asked for in the same tick go together even when a write could start at once.
-      if (ready.length === 1) queueMicrotask(flush);
+      queueFlush();
     });
 }

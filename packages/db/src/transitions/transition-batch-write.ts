@@ -46,8 +46,10 @@ function patchSet(column: string): string {
 
 /**
  * Only rows still at the version and `updated_at` they were planned from are updated; the event,
- * notifications and outbox rows of a task are written only if its row was. Returns each written
- * task row with its outbox rows in `follow_ups_json`; a task missing from the result lost a race.
+ * notifications and outbox rows of a task are written only if its row was. A row another
+ * transaction holds locked is skipped, not waited for: the batch never waits on one task, and two
+ * batches never deadlock. Returns each written task row with its outbox rows in
+ * `follow_ups_json`; a task missing from the result lost a race or was locked.
  */
 const WRITE_BATCH = `
 WITH i AS (
@@ -57,13 +59,17 @@ WITH i AS (
     AS i(id, status, version, turn_count, pending_turns, analysing, skip_requested, round, max_turns,
       max_rounds, finished_at, budget_usd, paused_step, was_version, was_updated_at, event_type,
       payload, from_status, patch)
+), l AS (
+  SELECT tasks.id FROM tasks JOIN i ON i.id = tasks.id
+  WHERE tasks.version = i.was_version AND tasks.updated_at = i.was_updated_at
+  FOR UPDATE OF tasks SKIP LOCKED
 ), t AS (
   UPDATE tasks SET status = i.status, version = i.version, turn_count = i.turn_count,
     pending_turns = i.pending_turns, analysing = i.analysing, skip_requested = i.skip_requested,
     round = i.round, max_turns = i.max_turns, max_rounds = i.max_rounds, finished_at = i.finished_at,
     updated_at = $20::timestamp, budget_usd = i.budget_usd, paused_step = i.paused_step,
     ${Object.values(PATCH_COLUMNS).map(patchSet).join(",\n    ")}
-  FROM i WHERE tasks.id = i.id AND tasks.version = i.was_version AND tasks.updated_at = i.was_updated_at
+  FROM i WHERE tasks.id = i.id AND tasks.id IN (SELECT id FROM l)
   RETURNING tasks.*
 ), e AS (
   INSERT INTO task_events (task_id, version, type, payload, from_status, to_status, created_at)

@@ -15,7 +15,7 @@ export interface TransitionRequest {
   patch: TaskPatch;
 }
 
-type Outcome = PromiseSettledResult<AppliedTransition>;
+type WrittenRow = { follow_ups_json: FollowUpJson[] } & Record<string, unknown>;
 
 export interface BatchDeps {
   pool: pg.Pool;
@@ -23,12 +23,6 @@ export interface BatchDeps {
   /** One transition on its own (fresh read, retries, row lock): for what the batch cannot settle. */
   applyAlone(request: TransitionRequest): Promise<AppliedTransition>;
 }
-
-const settle = (promise: Promise<AppliedTransition>): Promise<Outcome> =>
-  promise.then(
-    (value) => ({ status: "fulfilled", value }),
-    (reason: unknown) => ({ status: "rejected", reason }),
-  );
 
 /** Rows of the tasks this process does not remember, in one read; `fresh` marks which were read. */
 async function taskRows(
@@ -58,17 +52,18 @@ async function taskRows(
 
 /**
  * A batch of transitions of different tasks: their rows (remembered, or read in one query), the
- * reducer on each, then one statement and one commit for all that it accepts. Each request gets
- * its own outcome. Only a fresh row may refuse an event; a refusal on a remembered row, a write
- * that lost a race, and a batch Postgres refused for one request's data or lost in a deadlock go
- * through `applyAlone` one by one, so a poison request fails alone. An outage throws: it fails all.
+ * reducer on each, then one statement and one commit for all that it accepts. Resolves once that
+ * statement is done, with each request's own outcome. Only a fresh row may refuse an event; a
+ * refusal on a remembered row, a write that lost a race or met a locked row, and a batch Postgres
+ * refused for one request's data (or lost in a deadlock) go through `applyAlone` one by one, so a
+ * poison request fails alone and a locked one waits alone. An outage throws: it fails them all.
  */
 export async function applyBatch(
   deps: BatchDeps,
   requests: readonly TransitionRequest[],
-): Promise<Outcome[]> {
-  if (requests.length === 1) return [await settle(deps.applyAlone(requests[0]!))];
-  const outcomes: (Outcome | undefined)[] = requests.map(() => undefined);
+): Promise<Promise<AppliedTransition>[]> {
+  // Settled at the end only: a rejected promise made before an outage throws would go unheard.
+  const outcomes: (AppliedTransition | { refused: unknown })[] = [];
   const alone = new Set<number>();
   const { rows, fresh } = await taskRows(
     deps,
@@ -78,25 +73,23 @@ export async function applyBatch(
   const writes: { index: number; write: PlannedWrite }[] = [];
   requests.forEach(({ taskId, event, patch }, index) => {
     const row = rows.get(taskId);
-    if (!row) return void (outcomes[index] = { status: "rejected", reason: new TaskNotFoundError(taskId) });
+    if (!row) return void (outcomes[index] = { refused: new TaskNotFoundError(taskId) });
     try {
       writes.push({ index, write: { row, event, patch, plan: planTransition(row, event, now) } });
     } catch (error) {
       if (error instanceof IllegalTransitionError && !fresh.has(taskId)) alone.add(index);
-      else outcomes[index] = { status: "rejected", reason: error };
+      else outcomes[index] = { refused: error };
     }
   });
 
   if (writes.length > 0) {
     try {
-      const result = await deps.pool.query(
-        writeBatchQuery(
-          writes.map((w) => w.write),
-          now,
-        ),
+      const query = writeBatchQuery(
+        writes.map((w) => w.write),
+        now,
       );
       const written = new Map<number, AppliedTransition>();
-      for (const row of result.rows as ({ follow_ups_json: FollowUpJson[] } & Record<string, unknown>)[]) {
+      for (const row of (await deps.pool.query(query)).rows as WrittenRow[]) {
         const { follow_ups_json: followUps, ...task } = row;
         const applied = { task: camelRow<Task>(task), followUps: followUps.map(toFollowUp) };
         written.set(applied.task.id, applied);
@@ -106,7 +99,7 @@ export async function applyBatch(
         if (!applied) alone.add(index);
         else {
           deps.cache.set(applied.task);
-          outcomes[index] = { status: "fulfilled", value: applied };
+          outcomes[index] = applied;
         }
       }
     } catch (error) {
@@ -115,10 +108,13 @@ export async function applyBatch(
     }
   }
 
-  // What the batch could not settle is planned afresh, not on the remembered row.
-  for (const index of alone) deps.cache.delete(requests[index]!.taskId);
-  await Promise.all(
-    [...alone].map(async (index) => (outcomes[index] = await settle(deps.applyAlone(requests[index]!)))),
-  );
-  return outcomes as Outcome[];
+  return requests.map((request, index) => {
+    if (alone.has(index)) {
+      // What the batch could not settle is planned afresh, not on the remembered row.
+      deps.cache.delete(request.taskId);
+      return deps.applyAlone(request);
+    }
+    const outcome = outcomes[index]!;
+    return "refused" in outcome ? Promise.reject(outcome.refused) : Promise.resolve(outcome);
+  });
 }
