@@ -68,7 +68,25 @@ describe("transitions of different tasks at once (group commit)", () => {
     );
     for (const [i, id] of ids.entries()) {
       expect(results[i]!.task).toEqual(await db.repos.tasks.findById(id));
-      expect((await db.repos.events.list(id)).map((e) => e.version)).toEqual([1, 2]);
+      const events = await db.repos.events.list(id);
+      expect(
+        events.map(({ version, type, fromStatus, toStatus, payload }) => ({
+          version,
+          type,
+          fromStatus,
+          toStatus,
+          payload,
+        })),
+      ).toEqual([
+        expect.objectContaining({ version: 1, type: "turn.received" }),
+        {
+          version: 2,
+          type: "analyst.drafted",
+          fromStatus: "collecting",
+          toStatus: "ready",
+          payload: drafted,
+        },
+      ]);
       const stored = await db.prisma.followUp.findMany({ where: { taskId: id, jobId: { endsWith: "-2" } } });
       expect(results[i]!.followUps.map((f) => f.id).sort()).toEqual(stored.map((f) => f.id).sort());
     }
