@@ -18,7 +18,7 @@ interface Waiting {
  */
 export class ClaimBatcher {
   private waiting: Waiting[] = [];
-  private flushing = false;
+  private busy = false;
 
   constructor(
     private readonly store: ClaimStore,
@@ -39,12 +39,15 @@ export class ClaimBatcher {
   private enqueue(finished: number | null, chatId: number): Promise<ClaimedUpdate | null> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ finished, chatId, resolve, reject });
-      if (!this.flushing) void this.flush();
+      if (this.busy) return;
+      // On the next turn: every chat asking in this one (a batch of stored updates kicks many at
+      // once) goes in the same statement, and I/O waiting meanwhile (intake) is served first.
+      this.busy = true;
+      setImmediate(() => void this.flush());
     });
   }
 
   private async flush(): Promise<void> {
-    this.flushing = true;
     while (this.waiting.length > 0) {
       const batch = this.waiting.splice(0, this.maxBatch);
       try {
@@ -62,6 +65,6 @@ export class ClaimBatcher {
         for (const w of batch) w.reject(err);
       }
     }
-    this.flushing = false;
+    this.busy = false;
   }
 }
