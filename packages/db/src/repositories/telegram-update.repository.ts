@@ -170,17 +170,22 @@ export class TelegramUpdateRepository {
 
   /** Chats (and chat-less updates) with a pending update nobody holds: what a sweep picks up. */
   async ready(limit = 500): Promise<InboxKey[]> {
-    const rows = await this.db.$queryRaw<Array<{ chat_id: bigint | null; update_id: bigint }>>`
-      SELECT DISTINCT ON (chat_id) chat_id, update_id FROM telegram_updates
-      WHERE status = 'pending' AND (locked_until IS NULL OR locked_until < now())
-      ORDER BY chat_id, update_id
-      LIMIT ${limit}`;
-    const chatless = await this.db.$queryRaw<Array<{ update_id: bigint }>>`
-      SELECT update_id FROM telegram_updates
-      WHERE status = 'pending' AND chat_id IS NULL AND (locked_until IS NULL OR locked_until < now())
-      ORDER BY update_id LIMIT ${limit}`;
+    const rows = await this.query<{ chat_id: bigint | string | null }>(
+      `SELECT DISTINCT ON (chat_id) chat_id FROM telegram_updates
+       WHERE status = 'pending' AND chat_id IS NOT NULL AND ${FREE}
+       ORDER BY chat_id, update_id LIMIT $1::int`,
+      [limit],
+      "rt-tg-ready-chats",
+    );
+    const chatless = await this.query<{ update_id: bigint | string }>(
+      `SELECT update_id FROM telegram_updates
+       WHERE status = 'pending' AND chat_id IS NULL AND ${FREE}
+       ORDER BY update_id LIMIT $1::int`,
+      [limit],
+      "rt-tg-ready-chatless",
+    );
     return [
-      ...rows.filter((r) => r.chat_id !== null).map((r) => ({ chatId: Number(r.chat_id) })),
+      ...rows.map((r) => ({ chatId: Number(r.chat_id) })),
       ...chatless.map((r) => ({ updateId: Number(r.update_id) })),
     ];
   }
