@@ -49,7 +49,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
       ours: async () => {
         const ids = chatIds();
         const prefix = benchId("notifier");
-        const stored: number[] = [];
+        const stored: Array<{ notificationId: number; chatId: number }> = [];
         for (const chatId of ids) {
           fake.addChat(chatId);
           const n = await repos.notifications.create({
@@ -58,7 +58,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
             template: "bot.unknown-command",
             params: { command: `/c${chatId}` },
           });
-          stored.push(n.id);
+          stored.push({ notificationId: n.id, chatId });
         }
         const host = await startHost({
           name: "notifier",
@@ -82,9 +82,9 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
         const before = fake.sent().length;
         const started = performance.now();
         await queue.addBulk(
-          stored.map((notificationId) => ({
+          stored.map(({ notificationId, chatId }) => ({
             name: JOB_CATALOG[QUEUE.notify].jobName,
-            data: { v: 1, kind: "message", notificationId },
+            data: { v: 1, kind: "message", notificationId, chatId },
             opts: { jobId: notificationJobId(notificationId) },
           })),
         );

@@ -14,6 +14,7 @@ import { parseArgs } from "./args.ts";
 import { formatTable, passed, type TrialRow } from "./report.ts";
 import { runTrial } from "./run-trial.ts";
 import { TRIALS } from "./trials.ts";
+import { openWorlds } from "./world.ts";
 
 const REPO = fileURLToPath(new URL("../", import.meta.url));
 const log = (line: string) => process.stdout.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
@@ -31,6 +32,17 @@ const [model, template, workspace] = await Promise.all([
 ]);
 const opencode = await startOpencodeServer({ provider: { baseUrl: model.url }, agentsDir: join(REPO, "agents") });
 const shared = { model, opencode, pgTemplate: template.dir, workspace, logDir };
+const tearDown = async () => {
+  await Promise.allSettled([...openWorlds].map((world) => world.close()));
+  await Promise.allSettled([opencode.stop(), model.close()]);
+  await Promise.allSettled([template.remove(), rm(workspace, { recursive: true, force: true })]);
+};
+// Ctrl-C must not leave a trial's redis-server and Postgres (started detached) running.
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.once(signal, () => {
+    log(`${signal}: stopping the trial's services, Redis and Postgres`);
+    void tearDown().finally(() => process.exit(130));
+  });
 log(`${trials.length} trial(s), ${args.runs} run(s) each; service logs in ${logDir}`);
 
 const rows: TrialRow[] = [];
@@ -41,8 +53,7 @@ try {
     log(`${trial.name} done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   }
 } finally {
-  await Promise.allSettled([opencode.stop(), model.close()]);
-  await Promise.allSettled([template.remove(), rm(workspace, { recursive: true, force: true })]);
+  await tearDown();
 }
 process.stdout.write(`\n${formatTable(rows)}\n`);
 const failed = rows.filter((r) => !passed(r));

@@ -42,9 +42,13 @@ export function scriptAnswer(model: ScriptedModel, mark: string): void {
   });
 }
 
+/**
+ * A mark no other mark contains: bracketed, so that m1's rule never matches m10's message (the
+ * model's rules and every count find a mark by substring).
+ */
 export function newMark(trial: string): string {
   sequence += 1;
-  return `${trial}-m${sequence}`;
+  return `[${trial}-m${sequence}]`;
 }
 
 /** The person writes; the update is queued at the fake Telegram (polling or its webhook). */

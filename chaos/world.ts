@@ -62,6 +62,9 @@ export interface World {
 
 const WEBHOOK_SECRET = "chaos-webhook-secret";
 
+/** Worlds not closed yet: what an interrupted `pnpm chaos` must still tear down. */
+export const openWorlds = new Set<World>();
+
 export async function startWorld(shared: Shared, trial: string, opts: WorldOptions = {}): Promise<World> {
   const [redis, postgres, telegram] = await Promise.all([
     startOwnRedis(),
@@ -123,7 +126,7 @@ export async function startWorld(shared: Shared, trial: string, opts: WorldOptio
     throw err;
   }
 
-  return {
+  const world: World = {
     redis,
     postgres,
     telegram,
@@ -149,6 +152,7 @@ export async function startWorld(shared: Shared, trial: string, opts: WorldOptio
       return counts;
     },
     async close() {
+      openWorlds.delete(world);
       await Promise.all(SERVICES.map(kill));
       const dir = join(shared.logDir, trial);
       await mkdir(dir, { recursive: true });
@@ -159,6 +163,8 @@ export async function startWorld(shared: Shared, trial: string, opts: WorldOptio
       await Promise.allSettled([redis.stop(), postgres.destroy()]);
     },
   };
+  openWorlds.add(world);
+  return world;
 }
 
 const WARN_LEVELS = new Set<unknown>(["warn", "error", "fatal", 40, 50, 60]);

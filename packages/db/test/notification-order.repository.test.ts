@@ -1,5 +1,5 @@
 import { useTestRepositories } from "./support/test-repositories.ts";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 
 const db = useTestRepositories();
 
@@ -32,16 +32,51 @@ describe("NotificationRepository, sender side", () => {
     expect(next.map((n) => n.id)).toEqual([second!.id, third!.id]);
   });
 
-  it("reads a message and its chat's first unsettled page in one go, even when the message itself is settled", async () => {
-    const [sent, pending, other] = [await message(506), await message(506), await message(507)];
+  it("claims a chat's oldest pending message in one statement and says whether another follows", async () => {
+    const [sent, first, second, other] = [await message(506), await message(506), await message(506), await message(507)];
     await db.repos.notifications.claim(sent!.id);
     await db.repos.notifications.markSent(sent!.id, [5n]);
 
-    const opened = await db.repos.notifications.openChat(sent!.id, 10);
-    expect(opened.target).toMatchObject({ id: sent!.id, status: "sent", sentMessageIds: [5n] });
-    expect(opened.page.map((n) => n.id)).toEqual([pending!.id]);
-    expect((await db.repos.notifications.openChat(other!.id, 10)).page.map((n) => n.id)).toEqual([other!.id]);
-    expect(await db.repos.notifications.openChat(999_999, 10)).toEqual({ target: null, page: [] });
+    const next = await db.repos.notifications.claimNextForChat(506);
+    expect(next).toMatchObject({ claimed: true, more: true, head: { id: first!.id, status: "sending", attempts: 1 } });
+    expect((await db.repos.notifications.findById(first!.id))?.status).toBe("sending");
+
+    // A `sending` head (its sender died) comes back unclaimed, ahead of the pending one after it.
+    expect(await db.repos.notifications.claimNextForChat(506)).toMatchObject({
+      claimed: false,
+      more: true,
+      head: { id: first!.id, status: "sending" },
+    });
+    await db.repos.notifications.markSent(first!.id, [6n]);
+    expect(await db.repos.notifications.claimNextForChat(506)).toMatchObject({
+      claimed: true,
+      more: false,
+      head: { id: second!.id },
+    });
+    await db.repos.notifications.markSent(second!.id, [7n]);
+    expect(await db.repos.notifications.claimNextForChat(506)).toEqual({ head: null, claimed: false, more: false });
+    expect((await db.repos.notifications.findById(other!.id))?.status).toBe("pending");
+  });
+
+  it("lists chats left behind: a message claimed a while ago, or an untried head stored a while ago", async () => {
+    const untried = await message(511);
+    const claimed = await message(512);
+    await db.repos.notifications.claim(claimed.id);
+    // A head that was tried waits out its job's backoff, even with an untried message behind it.
+    const released = await message(513);
+    await message(513);
+    await db.repos.notifications.claim(released.id);
+    await db.repos.notifications.release(released.id, "5xx");
+    // Only these chats: the file's other tests share the schema.
+    const list = async (pendingBeforeMs: number, claimedBeforeMs = 60_000) =>
+      (await db.repos.notifications.listChatsLeftBehind({ claimedBeforeMs, pendingBeforeMs })).filter(
+        (chatId) => chatId >= 511 && chatId <= 513,
+      );
+
+    expect(await list(60_000)).toEqual([]);
+    await vi.waitFor(async () => expect(await list(0, 0)).toEqual([511, 512]), { timeout: 5_000, interval: 10 });
+    expect(await list(0)).toEqual([511]);
+    expect(untried.chatId).toBe(511n);
   });
 
   it("resends a must-deliver message once after a doubtful send, and never a second time", async () => {

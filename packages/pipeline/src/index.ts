@@ -11,6 +11,7 @@ export * from "./run/traced-run.ts";
 export * from "./run/step-events.ts";
 export * from "./config/agent-opencode.config.ts";
 export * from "./workspaces/task-git.ts";
+export * from "./workspaces/shared-agent-dir.ts";
 export * from "./maintenance/sweep-action.ts";
 export * from "./maintenance/step-sweeper.ts";
 export * from "./maintenance/pipeline-steps.ts";

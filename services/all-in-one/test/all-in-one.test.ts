@@ -101,7 +101,41 @@ describe("all-in-one", () => {
       headers: { authorization: basic("admin", "board-secret") },
     });
     expect(page.status).toBe(200);
-    expect(await page.text()).toContain("<html");
+    const html = await page.text();
+    expect(html).toContain("<html");
+    const stylesheet = /href="(static\/[^"]+\.css)"/.exec(html)?.[1];
+    const css = await fetch(`${host.url}/admin/queues/${stylesheet}`, {
+      headers: { authorization: basic("admin", "board-secret") },
+    });
+    expect({ status: css.status, type: css.headers.get("content-type") }).toMatchObject({
+      status: 200,
+      type: expect.stringMatching(/^text\/css/),
+    });
+    expect((await css.text()).length).toBeGreaterThan(1000);
+  });
+
+  it("passes Bull Board's actions and their JSON bodies through to the queues", async () => {
+    const auth = { authorization: basic("admin", "board-secret") };
+    const queue = host.context.queues.queues.notify;
+    const pause = await fetch(`${host.url}/admin/queues/api/queues/pause`, { method: "PUT", headers: auth });
+    expect(pause.status).toBe(200);
+    try {
+      expect(await queue.isPaused()).toBe(true);
+      const added = await fetch(`${host.url}/admin/queues/api/queues/${queue.name}/add`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ name: "board-probe", data: { from: "bull board" }, options: {} }),
+      });
+      expect(added.status).toBe(200);
+      const { job } = (await added.json()) as { job: { id: string } };
+      const stored = await queue.getJob(job.id);
+      expect({ name: stored?.name, data: stored?.data }).toEqual({ name: "board-probe", data: { from: "bull board" } });
+      await stored?.remove();
+    } finally {
+      const resume = await fetch(`${host.url}/admin/queues/api/queues/resume`, { method: "PUT", headers: auth });
+      expect(resume.status).toBe(200);
+    }
+    expect(await queue.isPaused()).toBe(false);
   });
 
   it("exposes Prometheus metrics with queue depth", async () => {

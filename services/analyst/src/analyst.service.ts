@@ -4,12 +4,11 @@ import { defineService } from "@ratatoskr/service-host";
 import { ANALYST_CONFIG_SCHEMA, loadAnalystConfig } from "./config/analyst.config.ts";
 import { join } from "node:path";
 import { bySource } from "@ratatoskr/gitea";
-import { createTaskGit } from "@ratatoskr/pipeline";
+import { createTaskGit, ensureSharedAgentDir, warmSharedAgentDir } from "@ratatoskr/pipeline";
 import { createAnalyseTurnHandler } from "./handlers/analyse-turn.handler.ts";
 import { createGiteaPlanHandler } from "./gitea/gitea-plan.handler.ts";
 import { startAnalysisSweeper } from "./maintenance/analysis-sweeper.ts";
 import { createRepositoryDirectory } from "./repositories/repository-directory.factory.ts";
-import { ensureAnalystDir } from "./workspace/analyst-dir.ts";
 
 /** Clarifies requests with the analyst agent (dialogue turns) and plans Gitea issues with the planner. */
 export const analystService = defineService({
@@ -27,8 +26,8 @@ export const analystService = defineService({
     if (repositories)
       logger.info({ repositories: repositories.description }, "draft repositories are checked to exist");
     await checkOpencodeAtStart(client, logger, "analyst");
-    const directory = await ensureAnalystDir(config.workspace.dir);
-    const warming = new AbortController();
+    const directory = await ensureSharedAgentDir(config.workspace.dir, "analyst");
+    let stopWarming: (() => void) | undefined;
 
     const handler = createAnalyseTurnHandler({
       repos: ctx.repos,
@@ -63,18 +62,7 @@ export const analystService = defineService({
       // Redis can be lost; the analyses Postgres says are waiting are found and put right.
       async start() {
         // opencode boots the analyst's directory now, not in the first analysis (which shares the wait).
-        const startedAt = Date.now();
-        void client.warmDirectory(directory, { signal: warming.signal }).then(
-          () =>
-            logger.info({ directory, ms: Date.now() - startedAt }, "analyst directory warmed on opencode"),
-          (err: unknown) => {
-            if (!warming.signal.aborted)
-              logger.warn(
-                { err, directory },
-                "could not warm the analyst directory; the first analysis waits for it",
-              );
-          },
-        );
+        stopWarming = warmSharedAgentDir(client, directory, logger);
         stopSweeper = startAnalysisSweeper({
           prisma: ctx.db.prisma,
           queues: ctx.queues,
@@ -86,7 +74,7 @@ export const analystService = defineService({
         });
       },
       async stop() {
-        warming.abort();
+        stopWarming?.();
         await stopSweeper?.();
       },
       checks: {

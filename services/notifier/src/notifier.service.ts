@@ -15,7 +15,7 @@ import { GITEA_STATUS_CONFIG_SCHEMA, loadGiteaStatusConfig } from "./gitea/gitea
 import { giteaStatusWiring } from "./gitea/gitea-status.wiring.ts";
 import { drainLeftChat } from "./delivery/left-chat.ts";
 import { createNotifyHandler } from "./handlers/notify.handler.ts";
-import { startLeftSendingSweeper } from "./maintenance/left-sending.sweeper.ts";
+import { startLeftBehindSweeper } from "./maintenance/left-behind.sweeper.ts";
 import { startStaleSendingSweeper } from "./maintenance/stale-sending.sweeper.ts";
 import { startUnqueuedPendingSweeper } from "./maintenance/unqueued-pending.sweeper.ts";
 
@@ -25,8 +25,15 @@ import { startUnqueuedPendingSweeper } from "./maintenance/unqueued-pending.swee
  */
 const CHAT_LEASE_TTL_MS = 4_000;
 
-/** A claim younger than this is a send just gone out; the left-sending sweep passes it over. */
+/** A claim younger than this is a send just gone out; the left-behind sweep passes it over. */
 const LEFT_SENDING_AFTER_MS = 1_000;
+
+/**
+ * An untried message younger than this is on its way through its job; the left-behind sweep
+ * passes it over. Older with its chat free, it is sent by the sweep, whether its job died with a
+ * notifier or waits behind a backlog.
+ */
+const LEFT_PENDING_AFTER_MS = 5_000;
 
 export interface NotifierServiceOptions {
   /**
@@ -95,11 +102,12 @@ export function createNotifierService(options: NotifierServiceOptions = {}) {
           const notifications = ctx.repos.notifications;
           stops.push(...gitea.start());
           stops.push(
-            startLeftSendingSweeper({
+            startLeftBehindSweeper({
               notifications,
               drainChat: (chatId, signal) => drainLeftChat(delivery, chatId, signal, logger),
               logger,
               claimedBeforeMs: LEFT_SENDING_AFTER_MS,
+              pendingBeforeMs: LEFT_PENDING_AFTER_MS,
               intervalMs: leftSweepIntervalMs,
             }),
             startStaleSendingSweeper({

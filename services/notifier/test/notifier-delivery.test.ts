@@ -158,6 +158,25 @@ describe("notifier: at most once", () => {
     expect(h.sendRequests(chatId)).toHaveLength(0);
   });
 
+  it("sends the message of a job queued before jobs carried their chat, and of one naming the wrong chat", async () => {
+    const [legacyChat, ownChat, wrongChat] = [3_005, 3_006, 3_007];
+    for (const chatId of [legacyChat, ownChat, wrongChat]) h.fake.addChat(chatId);
+    const legacy = await h.message(legacyChat, "bot.help", {});
+    const misdirected = await h.message(ownChat, "bot.help", {});
+    const legacyJob = await h.finished(await h.enqueue(legacy.id, undefined, { legacy: true }));
+    const misdirectedId = `misdirected-${misdirected.id}`;
+    await h.host.context.queues.enqueue(
+      jobRequest(QUEUE.notify, { v: 1, kind: "message", notificationId: misdirected.id, chatId: wrongChat }, misdirectedId),
+    );
+    const misdirectedJob = await h.finished(misdirectedId);
+
+    expect(legacyJob.returnvalue).toMatchObject({ status: "sent", notificationId: legacy.id });
+    expect(misdirectedJob.returnvalue).toMatchObject({ status: "sent", notificationId: misdirected.id });
+    expect(h.fake.sent(legacyChat)).toHaveLength(1);
+    expect(h.fake.sent(ownChat)).toHaveLength(1);
+    expect(h.fake.sent(wrongChat)).toHaveLength(0);
+  });
+
   it("fails a Gitea status job plainly when Gitea is not configured", async () => {
     const jobId = "gitea-status-1";
     await h.host.context.queues.enqueue(

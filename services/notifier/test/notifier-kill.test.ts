@@ -8,6 +8,7 @@ import {
   type TestRedis,
 } from "@ratatoskr/testkit/vitest";
 import { createRepositories, type Repositories } from "@ratatoskr/db";
+import { createLogger, createRedisConnection, type Redis } from "@ratatoskr/runtime";
 import { Queue } from "bullmq";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 
@@ -20,6 +21,8 @@ let redis: TestRedis;
 let fake: FakeTelegram;
 let queue: Queue;
 let repos: Repositories;
+/** Reads the chat leases the notifier processes hold. */
+let client: Redis;
 const processes: ServiceProcess[] = [];
 
 beforeAll(async () => {
@@ -27,25 +30,30 @@ beforeAll(async () => {
   redis = createTestRedis();
   fake = await new FakeTelegram().start();
   repos = createRepositories(database.db.prisma);
+  client = createRedisConnection(redis.url, "worker", {
+    logger: createLogger({ service: "notifier-kill-test", level: "silent" }),
+  });
   queue = new Queue(QUEUE.notify, { connection: { url: redis.url }, prefix: redis.prefix });
 });
 afterEach(async () => {
   for (const p of processes.splice(0)) await p.stop("SIGKILL");
 });
 afterAll(async () => {
+  client.disconnect();
   await queue.close();
   await fake.stop();
   await redis.cleanup();
   await database.drop();
 });
 
-async function startNotifier(): Promise<ServiceProcess> {
+async function startNotifier(extraEnv: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
   const env = serviceTestEnv(database, redis, {
     PATH: process.env.PATH,
     TELEGRAM_BOT_TOKEN: fake.token,
     TELEGRAM_API_ROOT: fake.url,
     // The "started" line is how the harness knows the process is up.
     LOG_LEVEL: "info",
+    ...extraEnv,
   });
   const started = await startServiceProcess("notifier", { env, timeoutMs: 60_000 });
   processes.push(started);
@@ -150,5 +158,60 @@ describe("notifier killed mid-send", () => {
     // after BullMQ's stall detection gives the job back (15 s lock, two stalled checks 10 s apart).
     expect(Date.now() - restartedAt).toBeLessThan(8_000);
     expect(fake.sent(told)).toHaveLength(1);
+  }, 180_000);
+
+  it("sends a message whose job died with its notifier before claiming it within seconds, and once", async () => {
+    const chatId = 8_004;
+    fake.addChat(chatId);
+    // A long chat interval, so the job of the second message holds the chat, waiting for its slot.
+    const first = await startNotifier({ NOTIFIER_CHAT_INTERVAL_MS: "3000" });
+    const store = (command: string) =>
+      repos.notifications.create({
+        channel: "telegram",
+        chatId,
+        template: "bot.unknown-command",
+        params: { command },
+      });
+    const enqueue = (notificationId: number) =>
+      queue.add(
+        JOB_CATALOG[QUEUE.notify].jobName,
+        { v: 1, kind: "message", notificationId, chatId },
+        { jobId: notificationJobId(notificationId) },
+      );
+    const leaseKey = `${redis.prefix}:notifier:chat-lock:${chatId}`;
+    const opening = await store("/m101");
+    await enqueue(opening.id);
+    await fake.waitForMessages(chatId, 1, { timeoutMs: 30_000 });
+    await vi.waitFor(async () => expect(await client.exists(leaseKey)).toBe(0), {
+      timeout: 15_000,
+      interval: 20,
+    });
+    const waiting = await store("/m102");
+    await enqueue(waiting.id);
+    // Its job took the chat and waits for the slot: the message is still pending, never claimed.
+    await vi.waitFor(async () => expect(await client.exists(leaseKey)).toBe(1), {
+      timeout: 15_000,
+      interval: 20,
+    });
+    await first.stop("SIGKILL");
+    expect(await repos.notifications.findById(waiting.id)).toMatchObject({ status: "pending", attempts: 0 });
+    expect(await (await queue.getJob(notificationJobId(waiting.id)))?.getState()).toBe("active");
+
+    await startNotifier();
+    const restartedAt = Date.now();
+    await fake.waitForMessages(chatId, 2, { timeoutMs: 60_000 });
+    // Sent by the fresh process's sweep once the dead one's lease (4 s) is gone, not when BullMQ
+    // hands the job back (15 s lock, a stalled check every 10 s).
+    expect(Date.now() - restartedAt).toBeLessThan(8_000);
+    // The dead process's job, given back later, finds the message sent: never a second copy.
+    await vi.waitFor(
+      async () => {
+        const job = await queue.getJob(notificationJobId(waiting.id));
+        expect(job?.finishedOn).toBeDefined();
+      },
+      { timeout: 90_000, interval: 200 },
+    );
+    expect(fake.sent(chatId).map((m) => command(m.plainText))).toEqual(["/m101", "/m102"]);
+    expect(await repos.notifications.findById(waiting.id)).toMatchObject({ status: "sent" });
   }, 180_000);
 });

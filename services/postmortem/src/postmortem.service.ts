@@ -1,5 +1,5 @@
 import { QUEUE } from "@ratatoskr/contracts";
-import { agentOpencodeClient, startStepSweeper } from "@ratatoskr/pipeline";
+import { agentOpencodeClient, ensureSharedAgentDir, startStepSweeper, warmSharedAgentDir } from "@ratatoskr/pipeline";
 import { defineService } from "@ratatoskr/service-host";
 import { loadPostmortemConfig, POSTMORTEM_CONFIG_SCHEMA } from "./config/postmortem.config.ts";
 import { createExplainFailureHandler } from "./handlers/explain-failure.handler.ts";
@@ -17,11 +17,13 @@ export const postmortemService = defineService({
     const logger = ctx.logger.child({ component: "postmortem" });
     const opencode = agentOpencodeClient(config.opencode, logger);
     ctx.shutdown.register("connections", "opencode client", () => opencode.close());
+    const directory = await ensureSharedAgentDir(config.workspace.dir, "postmortem");
+    let stopWarming: (() => void) | undefined;
     const handler = createExplainFailureHandler({
       repos: ctx.repos,
       opencode,
       enqueue: (request) => ctx.queues.enqueue(request),
-      workspaceDir: config.workspace.dir,
+      directory,
       traceBudgetChars: config.postmortem.traceBudgetChars,
       idleTimeoutMs: config.postmortem.idleTimeoutMs,
       hardTimeoutMs: config.postmortem.hardTimeoutMs,
@@ -32,12 +34,15 @@ export const postmortemService = defineService({
       handlers: { [QUEUE.postmortem]: handler },
       // Postgres is the truth: a postmortem Redis lost is queued again, one that gave up says so.
       async start() {
+        // opencode boots the postmortem directory now, not in the first explanation.
+        stopWarming = warmSharedAgentDir(opencode, directory, logger);
         stopSweeper = startStepSweeper(
           { dispatcher: ctx.dispatcher, logger, intervalMs: config.sweep.intervalMs, graceMs: config.sweep.graceMs, name: "postmortem-sweeper" },
           [step],
         );
       },
       async stop() {
+        stopWarming?.();
         await stopSweeper?.();
       },
       checks: {

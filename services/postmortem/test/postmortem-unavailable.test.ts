@@ -38,7 +38,7 @@ function handler() {
     enqueue: async (request) => {
       enqueued.push(request);
     },
-    workspaceDir: workspace,
+    directory: workspace,
     traceBudgetChars: 10_000,
     idleTimeoutMs: 5_000,
     hardTimeoutMs: 10_000,

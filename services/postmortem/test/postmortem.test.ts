@@ -1,3 +1,5 @@
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
 import { QUEUE, jobRequest } from "@ratatoskr/contracts";
 import { reply } from "@ratatoskr/testkit";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -128,4 +130,27 @@ describe("postmortem after a failure", () => {
     expect(prompts[0]).toContain("first failure");
     expect(prompts[1]).toContain("second failure");
   });
+
+  it("runs every task's postmortem in one shared directory that stays empty, not a directory per task", async () => {
+    const m = marker("shared");
+    h.model.addRule({ match: { systemIncludes: POSTMORTEM_SYSTEM_MARK, promptIncludes: m }, reply: [reply.json(verdict)] });
+    const tasks = await Promise.all([h.runningTask(`First ${m}`), h.runningTask(`Second ${m}`)]);
+    await Promise.all(tasks.map((t) => h.transition(t.id, { type: "run.failed", reason: "boom" })));
+    await Promise.all(tasks.map((t) => h.waitForNotice(t.id, "task.postmortem")));
+
+    const sessions = await Promise.all(tasks.map(async (t) => (await h.postmortemTraces(t.id))[0]?.sessionId));
+    expect(new Set(sessions).size).toBe(2);
+    const shared = join(h.workspace, "postmortem", "shared");
+    expect(await Promise.all(sessions.map((id) => sessionDirectory(id as string)))).toEqual([shared, shared]);
+    expect(await readdir(join(h.workspace, "postmortem"))).toEqual(["shared"]);
+    expect(await readdir(shared)).toEqual([]);
+  });
 });
+
+/** The directory opencode says a session works in. */
+async function sessionDirectory(sessionId: string): Promise<string | undefined> {
+  const authorization = `Basic ${Buffer.from(`opencode:${h.opencode.password}`).toString("base64")}`;
+  const res = await fetch(`${h.opencode.url}/api/session/${sessionId}`, { headers: { authorization } });
+  const body = (await res.json()) as { data?: { location?: { directory?: string }; directory?: string } };
+  return body.data?.location?.directory ?? body.data?.directory;
+}

@@ -47,7 +47,17 @@ export const postmortemJobSchema = z.object({
 
 export const notifyJobSchema = z.discriminatedUnion("kind", [
   /** Deliver one stored outgoing message (table `notifications`). */
-  z.object({ v: z.literal(1), kind: z.literal("message"), notificationId: z.number().int().positive() }),
+  z.object({
+    v: z.literal(1),
+    kind: z.literal("message"),
+    notificationId: z.number().int().positive(),
+    /**
+     * The message's Telegram chat, so the notifier can take the chat first and read + claim in
+     * one statement. Optional: jobs queued before it existed (or by producers that leave it out)
+     * are looked up.
+     */
+    chatId: z.number().int().optional(),
+  }),
   /** Bring a Gitea command's status comment in line with the task's current state. */
   z.object({ v: z.literal(1), kind: z.literal("gitea-status"), taskId }),
 ]);

@@ -2,6 +2,16 @@ import type pg from "pg";
 import type { Notification } from "../../generated/client.ts";
 import { camelRow, prismaLikeTypes } from "../sql/sql-pool.ts";
 
+/** What `claimNextForChat` found at the head of a chat's unsettled messages. */
+export interface ChatHead {
+  /** The oldest unsettled message; `sending` when not claimed now (its sender died), else claimed. */
+  head: Notification | null;
+  /** The head went pending → sending in this statement. */
+  claimed: boolean;
+  /** Another unsettled message follows the head. */
+  more: boolean;
+}
+
 /**
  * The notifier's per-message statements in plain SQL on the pg pool under Prisma (read, claim,
  * record the result): each is one prepared statement instead of a trip through Prisma's query
@@ -13,12 +23,23 @@ const FIND = "SELECT * FROM notifications WHERE id = $1";
 const LIST_UNSETTLED = `SELECT * FROM notifications
   WHERE channel = 'telegram' AND chat_id = $1 AND status IN ('pending', 'sending') AND id > $2
   ORDER BY id LIMIT $3`;
-const OPEN_CHAT = `(SELECT *, true AS is_target FROM notifications WHERE id = $1)
+/**
+ * A chat's oldest unsettled message, claimed in the same statement when it is pending (a
+ * `sending` one is returned as it is: a sender died with it), and whether another one follows.
+ * The claim stays guarded by the status, so a stale head can cost a skipped claim, never two.
+ */
+const CLAIM_NEXT = `WITH head AS (
+    SELECT id FROM notifications
+    WHERE channel = 'telegram' AND chat_id = $1 AND status IN ('pending', 'sending')
+    ORDER BY id LIMIT 2),
+  first AS (SELECT min(id) AS id, count(*) > 1 AS more FROM head),
+  claimed AS (
+    UPDATE notifications SET status = 'sending', attempts = attempts + 1, claimed_at = ${NOW}
+    WHERE id = (SELECT id FROM first) AND status = 'pending' RETURNING *)
+  SELECT c.*, true AS is_claimed, (SELECT more FROM first) AS has_more FROM claimed c
   UNION ALL
-  (SELECT n.*, false FROM notifications n
-    WHERE n.channel = 'telegram' AND n.status IN ('pending', 'sending')
-      AND n.chat_id = (SELECT chat_id FROM notifications WHERE id = $1)
-    ORDER BY n.id LIMIT $2)`;
+  SELECT n.*, false, (SELECT more FROM first) FROM notifications n
+    WHERE n.id = (SELECT id FROM first) AND NOT EXISTS (SELECT 1 FROM claimed)`;
 const CLAIM = `UPDATE notifications SET status = 'sending', attempts = attempts + 1, claimed_at = ${NOW}
   WHERE id = $1 AND status = 'pending' RETURNING *`;
 const MARK_SENT = `UPDATE notifications
@@ -48,21 +69,17 @@ export class NotificationSql {
     return this.rows("rt-notification-unsettled", LIST_UNSETTLED, [String(chatId), afterId, limit]);
   }
 
-  async openChat(id: number, limit: number): Promise<{ target: Notification | null; page: Notification[] }> {
+  async claimNextForChat(chatId: number | bigint): Promise<ChatHead> {
     const result = await this.pool.query({
-      name: "rt-notification-open-chat",
-      text: OPEN_CHAT,
-      values: [id, limit],
+      name: "rt-notification-claim-next",
+      text: CLAIM_NEXT,
+      values: [String(chatId)],
       types: prismaLikeTypes,
     });
-    let target: Notification | null = null;
-    const page: Notification[] = [];
-    for (const row of result.rows as Array<Record<string, unknown>>) {
-      const { is_target: isTarget, ...fields } = row;
-      if (isTarget) target = toNotification(fields);
-      else page.push(toNotification(fields));
-    }
-    return { target, page };
+    const row = result.rows[0] as Record<string, unknown> | undefined;
+    if (!row) return { head: null, claimed: false, more: false };
+    const { is_claimed: claimed, has_more: more, ...fields } = row;
+    return { head: toNotification(fields), claimed: claimed === true, more: more === true };
   }
 
   async claim(id: number): Promise<Notification | null> {

@@ -1,7 +1,9 @@
-import type { Notification, Prisma } from "../../generated/client.ts";
+import { Prisma, type Notification } from "../../generated/client.ts";
 import type pg from "pg";
 import type { DbClient } from "../database.ts";
-import { NotificationSql } from "./notification-sql.ts";
+import { NotificationSql, type ChatHead } from "./notification-sql.ts";
+
+export type { ChatHead } from "./notification-sql.ts";
 
 export type NotificationStatus = "pending" | "sending" | "sent" | "failed" | "dropped" | "uncertain";
 
@@ -96,15 +98,16 @@ export class NotificationRepository {
   }
 
   /**
-   * One message and the first page of its chat's unsettled messages (see `listUnsettledForChat`)
-   * in one round trip: what a notify job reads before it takes the chat's lease. The page is a
-   * snapshot; every state change after it is guarded by the row's status.
+   * Claims the oldest unsettled message of a Telegram chat if it is pending, in one round trip,
+   * and says whether another follows: what the holder of the chat's lease does before each send.
+   * A `sending` head is returned unclaimed (a sender died with it: settle it first).
    */
-  async openChat(id: number, limit = 50): Promise<{ target: Notification | null; page: Notification[] }> {
-    if (this.sql) return this.sql.openChat(id, limit);
-    const target = await this.findById(id);
-    if (!target || target.chatId === null || target.channel !== "telegram") return { target, page: [] };
-    return { target, page: await this.listUnsettledForChat(target.chatId, 0, limit) };
+  async claimNextForChat(chatId: number | bigint): Promise<ChatHead> {
+    if (this.sql) return this.sql.claimNextForChat(chatId);
+    const [first, second] = await this.listUnsettledForChat(chatId, 0, 2);
+    if (!first) return { head: null, claimed: false, more: false };
+    const claimed = first.status === "pending" ? await this.claim(first.id) : null;
+    return { head: claimed ?? first, claimed: claimed !== null, more: second !== undefined };
   }
 
   /**
@@ -181,24 +184,34 @@ export class NotificationRepository {
   }
 
   /**
-   * Telegram chats with a message claimed (`sending`) at least `claimedBeforeMs` ago: a send
-   * still in flight under its holder's chat lease, or one whose notifier died mid-send. Only the
-   * lease tells them apart; the notifier takes it to settle the second kind at once.
+   * Telegram chats that may have been left behind by a notifier that died, found without waiting
+   * for any job: a message claimed (`sending`) at least `claimedBeforeMs` ago, or, at the head of
+   * the chat's queue, a message stored at least `pendingBeforeMs` ago and never tried (a head
+   * that was tried waits out its job's backoff or a 429). Either may also be a chat a live
+   * notifier is sending to (or about to): only the chat's lease tells them apart.
    */
-  async listChatsLeftSending(claimedBeforeMs: number, limit = 100): Promise<number[]> {
-    const rows = await this.db.notification.findMany({
-      where: {
-        status: "sending",
-        channel: "telegram",
-        chatId: { not: null },
-        claimedAt: { lt: new Date(Date.now() - claimedBeforeMs) },
-      },
-      distinct: ["chatId"],
-      orderBy: { chatId: "asc" },
-      take: limit,
-      select: { chatId: true },
-    });
-    return rows.map((row) => Number(row.chatId));
+  async listChatsLeftBehind(
+    { claimedBeforeMs, pendingBeforeMs }: { claimedBeforeMs: number; pendingBeforeMs: number },
+    limit = 100,
+  ): Promise<number[]> {
+    // Database time, as the rows' own stamps.
+    const now = Prisma.sql`(now() AT TIME ZONE 'UTC')`;
+    const claimedBefore = Prisma.sql`${now} - ${claimedBeforeMs}::int * interval '1 millisecond'`;
+    const storedBefore = Prisma.sql`${now} - ${pendingBeforeMs}::int * interval '1 millisecond'`;
+    const rows = await this.db.$queryRaw<Array<{ chat_id: bigint }>>`
+      (SELECT DISTINCT chat_id FROM notifications
+        WHERE status = 'sending' AND channel = 'telegram' AND chat_id IS NOT NULL AND claimed_at < ${claimedBefore})
+      UNION
+      (SELECT c.chat_id FROM
+        (SELECT DISTINCT chat_id FROM notifications
+          WHERE status = 'pending' AND attempts = 0 AND channel = 'telegram' AND chat_id IS NOT NULL
+            AND created_at < ${storedBefore}) c
+        CROSS JOIN LATERAL (SELECT status, attempts, created_at FROM notifications h
+          WHERE h.channel = 'telegram' AND h.chat_id = c.chat_id AND h.status IN ('pending', 'sending')
+          ORDER BY h.id LIMIT 1) head
+        WHERE head.status = 'pending' AND head.attempts = 0 AND head.created_at < ${storedBefore})
+      ORDER BY chat_id LIMIT ${limit}`;
+    return rows.map((row) => Number(row.chat_id));
   }
 
   /**
@@ -209,7 +222,11 @@ export class NotificationRepository {
   async settleStaleSending(olderThanMs: number): Promise<number> {
     const { count } = await this.db.notification.updateMany({
       where: { status: "sending", claimedAt: { lt: new Date(Date.now() - olderThanMs) } },
-      data: { status: "uncertain", uncertainAt: new Date(), error: "notifier stopped mid-send; delivery unknown" },
+      data: {
+        status: "uncertain",
+        uncertainAt: new Date(),
+        error: "notifier stopped mid-send; delivery unknown",
+      },
     });
     return count;
   }

@@ -29,7 +29,7 @@ export interface AnalystHandlerDeps {
   opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl">;
   /** Undefined: repositories are not checked (none configured). */
   repositories: RepositoryDirectory | undefined;
-  /** The directory every analyst session works in (see ensureAnalystDir). */
+  /** The directory every analyst session works in (see ensureSharedAgentDir). */
   directory: string;
   idleTimeoutMs: number;
   hardTimeoutMs: number;

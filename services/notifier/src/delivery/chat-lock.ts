@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "@ratatoskr/runtime";
+import { luaScript } from "./lua-script.ts";
 import { HOLD_CHAT_FN, TAKE_SLOT_FN, type PacerScriptArgs } from "./send-pacer.ts";
 
 /**
@@ -7,20 +8,22 @@ import { HOLD_CHAT_FN, TAKE_SLOT_FN, type PacerScriptArgs } from "./send-pacer.t
  * if it is free: {0} when another holder has the chat, else {1, take_slot's answer}.
  * KEYS: lease, global log, chat pace. ARGV: token, ttl, limit, window, interval, member.
  */
-const ACQUIRE_SCRIPT = `${TAKE_SLOT_FN}
+const ACQUIRE = luaScript(`${TAKE_SLOT_FN}
 if not redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2], "NX") then return {0} end
-return {1, take_slot(KEYS[2], KEYS[3], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6])}`;
+return {1, take_slot(KEYS[2], KEYS[3], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6])}`);
 
 /**
  * Records the last send's hold on the chat (ARGV[2] ms, 0 for none) and deletes the lease only
  * while it still holds our token, in one round trip. KEYS: lease, chat pace.
  */
-const RELEASE_SCRIPT = `${HOLD_CHAT_FN}
+const RELEASE = luaScript(`${HOLD_CHAT_FN}
 if tonumber(ARGV[2]) > 0 then hold_chat(KEYS[2], tonumber(ARGV[2])) end
-if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end return 0`;
-const EXTEND_SCRIPT = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) end return 0`;
-const HOLD_SCRIPT = `${HOLD_CHAT_FN}
-return hold_chat(KEYS[1], tonumber(ARGV[1]))`;
+if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end return 0`);
+const EXTEND = luaScript(
+  `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) end return 0`,
+);
+const HOLD = luaScript(`${HOLD_CHAT_FN}
+return hold_chat(KEYS[1], tonumber(ARGV[1]))`);
 
 /** Held while one job sends a chat's messages; short-lived and renewed in the background. */
 export interface ChatLease {
@@ -68,16 +71,10 @@ export class ChatLocks {
     const key = `${this.options.prefix}:notifier:chat-lock:${chatId}`;
     const paceKey = pacer.chatKey(chatId);
     const token = randomUUID();
-    const answer = (await redis.eval(
-      ACQUIRE_SCRIPT,
-      3,
-      key,
-      pacer.globalKey,
-      paceKey,
-      token,
-      String(ttlMs),
-      ...pacer.slotArgs,
-      randomUUID(),
+    const answer = (await ACQUIRE(
+      redis,
+      [key, pacer.globalKey, paceKey],
+      [token, String(ttlMs), ...pacer.slotArgs, randomUUID()],
     )) as number[];
     if (answer[0] !== 1) return null;
     let prefetched = answer[1] === 0;
@@ -85,7 +82,7 @@ export class ChatLocks {
     const lost = new AbortController();
     const renew = async () => {
       try {
-        const extended = (await redis.eval(EXTEND_SCRIPT, 1, key, token, String(ttlMs))) === 1;
+        const extended = (await EXTEND(redis, [key], [token, String(ttlMs)])) === 1;
         if (!extended) stop(new Error(`lost the send lease of chat ${chatId}`));
       } catch {
         // Redis unreachable: the next tick tries again; the lease may expire meanwhile.
@@ -117,12 +114,12 @@ export class ChatLocks {
       },
       flushSent: async () => {
         const ms = owedHoldMs();
-        if (ms > 0) await redis.eval(HOLD_SCRIPT, 1, paceKey, String(ms));
+        if (ms > 0) await HOLD(redis, [paceKey], [String(ms)]);
       },
       release: async () => {
         clearInterval(timer);
         abandon?.removeEventListener("abort", onAbandon);
-        await redis.eval(RELEASE_SCRIPT, 2, key, paceKey, token, String(owedHoldMs()));
+        await RELEASE(redis, [key, paceKey], [token, String(owedHoldMs())]);
       },
     };
   }

@@ -104,20 +104,18 @@ export async function settleDoubt(
 }
 
 /**
- * Claims one rendered notification (pending → sending, atomically: the send record, written
- * before the request goes out), sends it and records the result. A failure that proves nothing
- * arrived is retried; one that may have arrived (timeout, reset) is never blindly resent (see
+ * Sends one rendered notification already claimed (pending → sending: the send record, written
+ * before the request goes out) and records the result. A failure that proves nothing arrived is
+ * retried; one that may have arrived (timeout, reset) is never blindly resent (see
  * `settleDoubt`); a process that dies in between leaves it `sending`, which the chat's next lease
  * holder settles the same way.
  */
-export async function deliverNotification(
+export async function deliverClaimed(
   deps: DeliveryDeps,
-  notification: Notification,
+  claimed: Notification,
   message: RenderedMessage,
   { finalAttempt, logger, signal }: DeliverOptions,
 ): Promise<DeliveryOutcome> {
-  const claimed = await deps.notifications.claim(notification.id);
-  if (!claimed) return { kind: "not-claimed" };
   const { id, chatId } = claimed;
   const log = notificationLogger(logger, claimed);
 

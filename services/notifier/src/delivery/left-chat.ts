@@ -11,12 +11,13 @@ export interface LeftChatDeps extends ChatDrainDeps {
 export type LeftChatOutcome = "busy" | "drained" | "stopped";
 
 /**
- * A chat holding a message claimed for sending, found without waiting for any job of its own.
- * If its lease is free, the holder that claimed the message is gone (only a holder claims, and
- * it settles every claim before it lets go): the message is settled as a doubt at once (a
- * must-deliver one is sent again, marked) and the rest of the chat is sent, in order and paced,
- * as a notify job would. A live holder keeps its lease, so its chat comes back `busy`. A 429 or a
- * transient failure stops the drain (`stopped`): the chat's own jobs carry on from there.
+ * A chat a stopped notifier may have left behind, found without waiting for any job of its own:
+ * a message claimed for sending, or an untried one stored a while ago. If its lease is free, no
+ * live job is sending to it (only a holder claims, and it settles every claim before it lets
+ * go): a claimed message is settled as a doubt at once (a must-deliver one is sent again,
+ * marked) and the rest of the chat is sent, in order and paced, as a notify job would. A live
+ * holder keeps its lease, so its chat comes back `busy`. A 429 or a transient failure stops the
+ * drain (`stopped`): the chat's own jobs carry on from there.
  */
 export async function drainLeftChat(
   deps: LeftChatDeps,

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Redis } from "@ratatoskr/runtime";
+import { luaScript } from "./lua-script.ts";
 
 /** The slot is further away than a job should sit waiting (a 429 hold): come back later. */
 export class SlotDeferredError extends Error {
@@ -82,8 +83,8 @@ local function take_slot(globalKey, chatKey, limit, window, interval, member)
   return 0
 end`;
 
-const TAKE_SLOT = `${TAKE_SLOT_FN}
-return take_slot(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4])`;
+const TAKE_SLOT = luaScript(`${TAKE_SLOT_FN}
+return take_slot(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4])`);
 
 /**
  * Holds a chat for `ms` from now, never shortening a longer hold. A Lua function so releasing
@@ -101,8 +102,8 @@ local function hold_chat(chatKey, ms)
 end`;
 
 /** The chat may not get anything for ARGV[1] ms from now (never shortens a longer hold). */
-const HOLD_CHAT = `${HOLD_CHAT_FN}
-return hold_chat(KEYS[1], tonumber(ARGV[1]))`;
+const HOLD_CHAT = luaScript(`${HOLD_CHAT_FN}
+return hold_chat(KEYS[1], tonumber(ARGV[1]))`);
 
 /**
  * Telegram's limits, about 30 messages a second overall and one a second per chat, kept in Redis
@@ -118,7 +119,7 @@ export function createSendPacer(options: SendPacerOptions): SendPacer {
   const slotArgs = [String(globalPerSecond), String(GLOBAL_WINDOW_MS), String(chatIntervalMs)] as const;
 
   async function holdChat(chatId: number, waitMs: number): Promise<void> {
-    await redis.eval(HOLD_CHAT, 1, chatKey(chatId), String(Math.max(1, Math.ceil(waitMs))));
+    await HOLD_CHAT(redis, [chatKey(chatId)], [String(Math.max(1, Math.ceil(waitMs)))]);
   }
 
   /** True when the slot is taken; otherwise waits a short gap in place, or throws for a long hold. */
@@ -135,7 +136,7 @@ export function createSendPacer(options: SendPacerOptions): SendPacer {
         signal.throwIfAborted();
         const member = randomUUID();
         const waitMs = Number(
-          await redis.eval(TAKE_SLOT, 2, globalKey, chatKey(chatId), ...slotArgs, member),
+          await TAKE_SLOT(redis, [globalKey, chatKey(chatId)], [...slotArgs, member]),
         );
         if (await afterWait(waitMs, signal)) return;
       }

@@ -1,8 +1,9 @@
-import type { JobHandler } from "@ratatoskr/runtime";
+import type { NotificationStatus } from "@ratatoskr/db";
+import type { JobContext, JobHandler, SkippedResult } from "@ratatoskr/runtime";
 import { PermanentError, RetryLaterError, skipped } from "@ratatoskr/runtime";
 import type { BackgroundWork } from "../delivery/background-work.ts";
 import type { ChatLocks } from "../delivery/chat-lock.ts";
-import { CHAT_PAGE, drainChat, type ChatDrainDeps } from "../delivery/chat-drain.ts";
+import { drainChat, type ChatDrainDeps } from "../delivery/chat-drain.ts";
 import type { DeliveryOutcome } from "../delivery/deliver-notification.ts";
 import type { GiteaStatusHandler } from "../gitea/gitea-status.handler.ts";
 
@@ -23,55 +24,64 @@ export interface SentResult {
   messageIds: number[];
 }
 
+const UNSETTLED: ReadonlySet<string> = new Set<NotificationStatus>(["pending", "sending"]);
+
 /** Spreads retries of jobs waiting for one busy chat, so they do not all wake at once. */
 function withJitter(ms: number): number {
   return ms + Math.floor(Math.random() * (ms / 2));
 }
 
 /**
+ * Where a `message` job's chat comes from: the job (current producers) or, for jobs queued
+ * before it carried one, the stored message, which also settles at once a job whose message is
+ * already handled or is no Telegram message.
+ */
+async function chatOf(
+  deps: NotifyHandlerDeps,
+  notificationId: number,
+  chatId: number | undefined,
+): Promise<number | SkippedResult> {
+  if (chatId !== undefined) return chatId;
+  const notification = await deps.notifications.findById(notificationId);
+  if (!notification) return skipped(`notification ${notificationId} does not exist`);
+  if (notification.channel !== "telegram" || notification.chatId === null) {
+    await deps.notifications.markFailed(notificationId, "not a Telegram message: no chat to send to");
+    throw new PermanentError(`notification ${notificationId} has no Telegram chat`);
+  }
+  // `sending` may be a send whose notifier died: the drain settles it under the chat's lease.
+  if (notification.status !== "pending" && notification.status !== "sending") {
+    return skipped(`notification ${notificationId} is already ${notification.status}`);
+  }
+  return Number(notification.chatId);
+}
+
+/**
  * The `notify` queue's handler. A `message` job delivers one stored notification; it takes the
  * chat's lease and sends every unsettled message of that chat oldest first, so messages arrive
  * in the order they were created whichever job runs first (and a job whose process died is not
- * needed for the chat to go on). Jobs whose message is already
- * handled are skipped; a busy chat or a 429 delays the job without using an attempt.
+ * needed for the chat to go on). Jobs whose message is already handled are skipped; a busy chat
+ * or a 429 delays the job without using an attempt.
  */
 export function createNotifyHandler(deps: NotifyHandlerDeps): JobHandler<"notify"> {
-  return async (data, { job, logger, signal }) => {
-    if (data.kind === "gitea-status") {
-      if (!deps.giteaStatus)
-        throw new PermanentError(`gitea status comments are off in this notifier (task ${data.taskId})`);
-      return deps.giteaStatus(data.taskId);
-    }
-    const { notificationId } = data;
+  const handleMessage = async (
+    notificationId: number,
+    chatId: number,
+    context: JobContext<"notify">,
+  ): Promise<unknown> => {
+    const { job, logger, signal } = context;
     const log = logger.child({ notificationId });
-    // The message and its chat's first page in one read: rows change later only through
-    // status-guarded updates, so a stale snapshot can cost a skipped row, never a double send.
-    const { target: notification, page } = await deps.notifications.openChat(notificationId, CHAT_PAGE);
-    if (!notification) return skipped(`notification ${notificationId} does not exist`);
-    if (notification.channel !== "telegram" || notification.chatId === null) {
-      await deps.notifications.markFailed(notificationId, "not a Telegram message: no chat to send to");
-      throw new PermanentError(`notification ${notificationId} has no Telegram chat`);
-    }
-    // `sending` may be a send whose notifier died: the drain settles it under the chat's lease.
-    if (notification.status !== "pending" && notification.status !== "sending") {
-      return skipped(`notification ${notificationId} is already ${notification.status}`);
-    }
-
-    const chatId = Number(notification.chatId);
     const lease = await deps.chatLocks.acquire(chatId, signal);
-    if (!lease)
+    if (!lease) {
+      // Often a drain already sending this very message: then the job is done, not delayed.
+      const now = await deps.notifications.findById(notificationId);
+      if (now && !UNSETTLED.has(now.status))
+        return skipped(`notification ${notificationId} is already ${now.status}`);
       throw new RetryLaterError(withJitter(deps.busyChatRetryMs), `chat ${chatId} is being sent to`);
+    }
     const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     let outcome: DeliveryOutcome | undefined;
     try {
-      outcome = await drainChat(deps, {
-        lease,
-        targetId: notificationId,
-        firstPage: page,
-        finalAttempt,
-        signal,
-        logger: log,
-      });
+      outcome = await drainChat(deps, { lease, targetId: notificationId, finalAttempt, signal, logger: log });
     } finally {
       // Freed after the job ends (the drain's results are recorded by now). If Redis is gone the
       // lease simply expires; the drain's own error is the one to report.
@@ -90,10 +100,31 @@ export function createNotifyHandler(deps: NotifyHandlerDeps): JobHandler<"notify
       case "failed":
         throw new PermanentError(`notification ${notificationId} failed: ${outcome.error}`);
       default: {
-        // Another job's drain handled it between our check and the lease.
-        const now = await deps.notifications.findById(notificationId);
-        return skipped(`notification ${notificationId} is already ${now?.status ?? "gone"}`);
+        // Another job's drain handled it, or it waits in another chat than the job named.
+        const own = await chatOf(deps, notificationId, undefined);
+        if (typeof own !== "number") return own;
+        if (own === chatId)
+          throw new RetryLaterError(
+            withJitter(deps.busyChatRetryMs),
+            `notification ${notificationId} still waits`,
+          );
+        log.warn(
+          { jobChatId: chatId, chatId: own },
+          "notify job named another chat; sending in the message's own",
+        );
+        return handleMessage(notificationId, own, context);
       }
     }
+  };
+
+  return async (data, context) => {
+    if (data.kind === "gitea-status") {
+      if (!deps.giteaStatus)
+        throw new PermanentError(`gitea status comments are off in this notifier (task ${data.taskId})`);
+      return deps.giteaStatus(data.taskId);
+    }
+    const chatId = await chatOf(deps, data.notificationId, data.chatId);
+    if (typeof chatId !== "number") return chatId;
+    return handleMessage(data.notificationId, chatId, context);
   };
 }

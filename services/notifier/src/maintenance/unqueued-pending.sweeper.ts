@@ -12,9 +12,11 @@ export interface UnqueuedPendingSweeperOptions {
 }
 
 /**
- * A reply stored while Redis was away has no notify job. Queuing it under its deterministic id
- * is a no-op for messages that do have one, and the atomic claim keeps a message from going out
- * twice, so this only ever fills gaps.
+ * A reply stored while Redis was away has no notify job. An untried one at the head of a free
+ * chat is sent sooner by the left-behind sweep; this one covers the rest (a message tried once
+ * and waiting for a retry whose job was lost). Queuing it under its deterministic id is a no-op
+ * for messages that do have one, and the atomic claim keeps a message from going out twice, so
+ * this only ever fills gaps.
  */
 export function startUnqueuedPendingSweeper(options: UnqueuedPendingSweeperOptions): () => Promise<void> {
   const logger = options.logger.child({ component: "unqueued-pending-sweeper" });

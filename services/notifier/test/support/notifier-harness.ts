@@ -87,8 +87,22 @@ export class NotifierHarness {
     });
   }
 
-  async enqueue(notificationId: number, jobId = `notification-${notificationId}`): Promise<string> {
-    const data = { v: 1 as const, kind: "message" as const, notificationId };
+  /**
+   * Queues the message's notify job carrying its chat, as producers do; `legacy` leaves the chat
+   * out, as jobs queued before the field existed did.
+   */
+  async enqueue(
+    notificationId: number,
+    jobId = `notification-${notificationId}`,
+    { legacy = false }: { legacy?: boolean } = {},
+  ): Promise<string> {
+    const chatId = legacy ? undefined : (await this.notification(notificationId)).chatId;
+    const data = {
+      v: 1 as const,
+      kind: "message" as const,
+      notificationId,
+      ...(chatId === undefined || chatId === null ? {} : { chatId: Number(chatId) }),
+    };
     await this.host.context.queues.enqueue(jobRequest(QUEUE.notify, data, jobId));
     return jobId;
   }

@@ -1,5 +1,3 @@
-import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
 import type { JobRequest, QueueName } from "@ratatoskr/contracts";
 import type { Repositories, Task } from "@ratatoskr/db";
 import type { AgentPolicy, OpencodeClient } from "@ratatoskr/opencode";
@@ -22,7 +20,8 @@ export interface PostmortemHandlerDeps {
   repos: Pick<Repositories, "tasks" | "traces" | "events" | "notifications">;
   opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl">;
   enqueue: (request: JobRequest<QueueName>) => Promise<unknown>;
-  workspaceDir: string;
+  /** The shared directory every postmortem session works in (see ensureSharedAgentDir). */
+  directory: string;
   traceBudgetChars: number;
   idleTimeoutMs: number;
   hardTimeoutMs: number;
@@ -92,8 +91,6 @@ async function explain(
     traceBudgetChars: deps.traceBudgetChars,
     language: task.locale === "ru" ? "ru" : "en",
   });
-  const directory = join(deps.workspaceDir, "postmortem", `task-${task.id}`);
-  await mkdir(directory, { recursive: true });
   let result;
   try {
     result = await runTraced(traced, {
@@ -102,7 +99,7 @@ async function explain(
       storeOnTask: false,
       run: {
         agent: POSTMORTEM_AGENT,
-        directory,
+        directory: deps.directory,
         prompt,
         policy: POSTMORTEM_POLICY,
         schema: postmortemVerdictSchema,
