@@ -1,8 +1,8 @@
 /**
  * Memory of the all-in-one (all six services in one process, as `pnpm start` runs it: the tsc
- * build under plain node) against a bare BullMQ worker (plain node, one no-op worker): RSS idle,
- * and after 10k notify jobs (each a real handler run: a notification that does not exist is
- * looked up and skipped). `--smoke` runs the all-in-one from source under tsx (no build) with
+ * build under plain node with the start script's node flags, Bull Board enabled but not opened)
+ * against a bare BullMQ worker (plain node, one no-op worker): RSS idle, and after 10k notify jobs
+ * (each a real handler run: a notification that does not exist is looked up and skipped). `--smoke` runs the all-in-one from source under tsx (no build) with
  * 200 jobs, so its numbers include tsx.
  * `pnpm tsx bench/rss.ts [--smoke]`
  */
@@ -27,6 +27,16 @@ function rssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
   return kb * 1024;
+}
+
+/** The node flags `pnpm start` gives the all-in-one, so the bench measures what it launches. */
+function launcherFlags(): string[] {
+  const { scripts } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    scripts: Record<string, string>;
+  };
+  const flags = /exec node (.*?)\s*services\/all-in-one\/dist\/main\.js/.exec(scripts["start"] ?? "")?.[1];
+  if (flags === undefined) throw new Error("package.json's start script no longer runs node services/all-in-one/dist/main.js");
+  return flags.split(/\s+/).filter(Boolean);
 }
 
 async function freePort(): Promise<number> {
@@ -130,7 +140,7 @@ async function allInOne(
     LOG_LEVEL: "warn",
     HTTP_HOST: "127.0.0.1",
     HTTP_PORT: String(port),
-    BULL_BOARD_DISABLED: "true",
+    BULL_BOARD_PASSWORD: "rss-bench",
     TELEGRAM_BOT_TOKEN: telegram.token,
     TELEGRAM_API_ROOT: telegram.url,
     TELEGRAM_ALLOWED_CHAT_IDS: "1",
@@ -142,7 +152,7 @@ async function allInOne(
     child = fork(fileURLToPath(new URL("../services/all-in-one/src/main.ts", import.meta.url)), [], {
       cwd: ROOT,
       env,
-      execArgv: ["--import", "tsx", "--conditions=ratatoskr-source"],
+      execArgv: [...launcherFlags(), "--import", "tsx", "--conditions=ratatoskr-source"],
       stdio: ["ignore", "ignore", "inherit", "ipc"],
     });
   } else {
@@ -150,7 +160,7 @@ async function allInOne(
     child = fork(fileURLToPath(new URL("../services/all-in-one/dist/main.js", import.meta.url)), [], {
       cwd: ROOT,
       env,
-      execArgv: [],
+      execArgv: launcherFlags(),
       stdio: ["ignore", "ignore", "inherit", "ipc"],
     });
   }

@@ -77,6 +77,52 @@ describe("follow-up dispatch", () => {
   });
 });
 
+describe("follow-up dispatch in bulk", () => {
+  async function twoTasksFollowUps() {
+    const rows = [];
+    for (const chatId of [45, 46]) {
+      const task = await repos.tasks.createTelegramTask({ chatId, maxTurns: 5, maxRounds: 3 });
+      rows.push(...(await repos.applyTransition(task.id, { type: "turn.received" })).followUps);
+    }
+    return rows;
+  }
+
+  it("puts several rows out in one bulk call and marks them all", async () => {
+    const followUps = await twoTasksFollowUps();
+    const bulkCalls: string[][] = [];
+    const single = vi.fn(queues.enqueue);
+    const dispatcher = createFollowUpDispatcher({
+      prisma: t.db.prisma,
+      enqueue: single,
+      enqueueBulk: async (requests) => {
+        bulkCalls.push(requests.map((r) => r.jobId));
+        for (const request of requests) await queues.enqueue(request);
+      },
+    });
+    expect(await dispatcher.dispatch(followUps)).toEqual({ dispatched: 2, failed: 0 });
+    expect(bulkCalls).toEqual([followUps.map((f) => f.jobId)]);
+    expect(single).not.toHaveBeenCalled();
+    expect((await queues.waitingIds("analyst")).sort()).toEqual(followUps.map((f) => f.jobId).sort());
+    const rows = await t.db.prisma.followUp.findMany({ where: { id: { in: followUps.map((f) => f.id) } } });
+    expect(rows.every((r) => r.dispatchedAt instanceof Date)).toBe(true);
+  });
+
+  it("falls back to one enqueue per row when the bulk call fails, so a bad row fails alone", async () => {
+    const followUps = await twoTasksFollowUps();
+    const [bad, good] = followUps;
+    const dispatcher = createFollowUpDispatcher({
+      prisma: t.db.prisma,
+      enqueue: (request) =>
+        request.jobId === bad?.jobId ? Promise.reject(new Error("refused")) : queues.enqueue(request),
+      enqueueBulk: () => Promise.reject(new Error("refused")),
+    });
+    expect(await dispatcher.dispatch(followUps)).toEqual({ dispatched: 1, failed: 1 });
+    expect(await queues.waitingIds("analyst")).toEqual([good?.jobId]);
+    const marked = await t.db.prisma.followUp.findMany({ where: { dispatchedAt: { not: null } } });
+    expect(marked.map((r) => r.id)).toEqual([good?.id]);
+  });
+});
+
 describe("follow-up reconciler", () => {
   it("re-enqueues a follow-up lost between commit and enqueue exactly once, even when two passes race", async () => {
     const { taskId, jobId } = await committedButNotDispatched();

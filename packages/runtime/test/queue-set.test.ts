@@ -61,6 +61,29 @@ describe("createQueues", () => {
     expect((await queues.queues.dev.getJob("42-run-dev-1"))?.data.round).toBe(1);
   });
 
+  it("adds many jobs in one call under their deterministic ids, a repeat a no-op, an invalid one none", async () => {
+    const requests = [
+      jobRequest("review", { v: 1, taskId: 61, kind: "diff", round: 1 }, "61-review-1"),
+      jobRequest("review", { v: 1, taskId: 62, kind: "diff", round: 1 }, "62-review-1"),
+      jobRequest("dev", { v: 1, taskId: 61, kind: "implement", round: 1 }, "61-run-dev-1"),
+    ];
+    await queues.enqueueBulk(requests);
+    const waiting = await queues.queues.review.getJobCountByTypes("waiting");
+    await queues.enqueueBulk(requests);
+    expect(await queues.queues.review.getJobCountByTypes("waiting")).toBe(waiting);
+    const review = await queues.queues.review.getJob("62-review-1");
+    expect(review?.name).toBe("review-diff");
+    expect(review?.data).toEqual({ v: 1, taskId: 62, kind: "diff", round: 1 });
+    expect(review?.opts.attempts).toBe(JOB_CATALOG.review.attempts);
+    expect((await queues.queues.dev.getJob("61-run-dev-1"))?.name).toBe(JOB_CATALOG.dev.jobName);
+
+    const invalid = { queue: "review", jobId: "63-review-1", data: { v: 1, taskId: "x" } } as unknown as JobRequest<"review">;
+    const valid = jobRequest("review", { v: 1, taskId: 64, kind: "diff", round: 1 }, "64-review-1");
+    const err = await queues.enqueueBulk([valid, invalid]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(JobPayloadError);
+    expect(await queues.queues.review.getJob("64-review-1")).toBeUndefined();
+  });
+
   it("rejects a payload its consumer would reject, and adds nothing", async () => {
     const bad = {
       queue: "postmortem",

@@ -123,6 +123,7 @@ async function assemble(
     enqueue: async (request) => {
       await queues.enqueue(request);
     },
+    enqueueBulk: (requests) => queues.enqueueBulk(requests),
     logger,
   });
   const metrics = createMetrics({ service: opts.name, logger });

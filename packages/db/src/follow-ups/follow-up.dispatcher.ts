@@ -13,6 +13,12 @@ export interface FollowUpDispatcherOptions {
   prisma: PrismaClient;
   /** Puts one job on its queue; must add with `jobId` so a repeated enqueue is a no-op. */
   enqueue: (request: AnyJobRequest) => Promise<void>;
+  /**
+   * Puts many jobs on their queues in one round trip per queue, all or nothing (same ids as
+   * `enqueue`). When given, a dispatch of several rows tries it first and falls back to one
+   * `enqueue` per row if it fails, so one bad row never holds up the rest.
+   */
+  enqueueBulk?: (requests: readonly AnyJobRequest[]) => Promise<void>;
   logger?: DispatchLogger;
 }
 
@@ -45,11 +51,22 @@ const silent: DispatchLogger = { warn: () => undefined, error: () => undefined }
 export function createFollowUpDispatcher({
   prisma,
   enqueue,
+  enqueueBulk,
   logger = silent,
 }: FollowUpDispatcherOptions): FollowUpDispatcher {
   const marks = createDispatchMarks(markDispatchedWriter(prisma));
 
   async function dispatch(followUps: readonly FollowUp[]): Promise<DispatchResult> {
+    if (enqueueBulk && followUps.length > 1) {
+      const sent = await enqueueBulk(followUps.map(toJobRequest)).then(
+        () => true,
+        () => false,
+      );
+      if (sent) {
+        await marks.mark(followUps.map((f) => f.id));
+        return { dispatched: followUps.length, failed: 0 };
+      }
+    }
     // Enqueues go out together (one Redis pipeline's worth of round trips, not one per row).
     const outcomes = await Promise.all(
       followUps.map(async (followUp) => {

@@ -5,6 +5,7 @@ import {
   JOB_CATALOG,
   QUEUE_NAMES,
   parseJobData,
+  type AnyJobRequest,
   type JobData,
   type JobRequest,
   type QueueName,
@@ -28,6 +29,11 @@ export interface QueueSet {
    * adds it under its deterministic id, so enqueueing the same follow-up twice is a no-op.
    */
   enqueue<Q extends QueueName>(request: JobRequest<Q>): Promise<{ jobId: string }>;
+  /**
+   * `enqueue` for many jobs: each validated first, then one round trip per queue (addBulk). All
+   * or nothing from the caller's view: on an error none is known to be queued.
+   */
+  enqueueBulk(requests: readonly AnyJobRequest[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -89,6 +95,23 @@ export function createQueues(opts: CreateQueuesOptions): QueueSet {
         throw new QueueUnavailableError(`could not enqueue ${request.queue} job: ${scrubSecrets(message)}`, {
           cause: err,
         });
+      }
+    },
+    async enqueueBulk(requests) {
+      const byQueue = new Map<QueueName, Array<{ name: string; data: unknown; opts: { jobId: string } }>>();
+      for (const request of requests) {
+        const data = parseJobData(request.queue, request.data);
+        assertJobId(request.queue, request.jobId);
+        const jobs = byQueue.get(request.queue) ?? [];
+        jobs.push({ name: JOB_CATALOG[request.queue].jobName, data, opts: { jobId: request.jobId } });
+        byQueue.set(request.queue, jobs);
+      }
+      try {
+        const adding = Promise.all([...byQueue].map(([name, jobs]) => (queues[name] as Queue).addBulk(jobs)));
+        await withTimeout(adding, enqueueTimeoutMs, `enqueue ${requests.length} jobs`);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        throw new QueueUnavailableError(`could not enqueue jobs: ${scrubSecrets(message)}`, { cause: err });
       }
     },
     async close() {

@@ -7,6 +7,7 @@ import type { GiteaIngressConfig } from "./config/gitea.config.ts";
 import { createIntakeHandler } from "./intake/intake.handler.ts";
 import type { IntakeDeps, SessionInterrupter } from "./intake/intake-deps.ts";
 import { failOrphanedRuns } from "./intake/running-recovery.ts";
+import { coalescedDispatch } from "./store/coalesced-dispatch.ts";
 import { createCommandAcceptor, type AcceptOutcome } from "./store/command-acceptor.ts";
 import { sweepRepository } from "./sweep/comment-sweeper.ts";
 import { registerGiteaWebhook } from "./webhook/gitea-webhook.route.ts";
@@ -41,12 +42,15 @@ export function giteaFrontDoor(
   const gitea = new GiteaClient({ baseUrl: config.url, token: config.token });
   let botLogin = config.botLogin ?? "";
   const accept = createCommandAcceptor(ctx.db.pool, { code: options.maxRounds, plan: config.planRounds });
-  const dispatch = (outcome: Extract<AcceptOutcome, { status: "accepted" }>) =>
-    void ctx.dispatcher
-      .dispatch(outcome.followUps)
-      .catch((err: unknown) =>
-        logger.warn({ err, taskId: outcome.taskId }, "accepted command not queued yet; the reconciler will"),
-      );
+  const dispatchRows = coalescedDispatch(
+    (followUps) => ctx.dispatcher.dispatch(followUps),
+    (err, followUps) =>
+      logger.warn(
+        { err, taskIds: [...new Set(followUps.map((f) => f.taskId))] },
+        "accepted commands not queued yet; the reconciler will",
+      ),
+  );
+  const dispatch = (outcome: Extract<AcceptOutcome, { status: "accepted" }>) => dispatchRows(outcome.followUps);
   const deps: IntakeDeps = {
     repos: ctx.repos,
     db: ctx.db,

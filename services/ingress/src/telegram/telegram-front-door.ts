@@ -26,7 +26,7 @@ export interface TelegramFrontDoorOptions {
   /** Inbox timings (tests shorten them). */
   inbox?: Pick<
     UpdateInboxOptions,
-    "leaseMs" | "sweepIntervalMs" | "retryDelayMs" | "maxRetryDelayMs" | "maxConcurrentChats"
+    "leaseMs" | "sweepIntervalMs" | "retryDelayMs" | "maxRetryDelayMs" | "maxConcurrentChats" | "maxConcurrentHandling"
   >;
 }
 

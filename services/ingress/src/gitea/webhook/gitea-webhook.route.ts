@@ -12,7 +12,7 @@ export interface GiteaWebhookOptions {
   /** The bot's login, known once discovered; its own comments are ignored. */
   botLogin: () => string;
   accept(command: IncomingCommand): Promise<AcceptOutcome>;
-  /** Hands the accepted command's follow-ups to the queues (after the answer is decided). */
+  /** Hands the accepted command's follow-ups to the queues; must not delay the answer. */
   dispatch(outcome: Extract<AcceptOutcome, { status: "accepted" }>): void;
   logger: Logger;
 }
@@ -45,7 +45,17 @@ export async function registerGiteaWebhook(app: FastifyInstance, opts: GiteaWebh
     });
     scope.post(GITEA_WEBHOOK_PATH, async (request, reply) => {
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-      if (!verifySignature(raw, request.headers["x-gitea-signature"], opts.secret)) {
+      const signature = request.headers["x-gitea-signature"];
+      if (!verifySignature(raw, signature, opts.secret)) {
+        // Who knocked and why, never the body or the presented signature.
+        opts.logger.warn(
+          {
+            reqId: request.id,
+            deliveryId: header(request.headers["x-gitea-delivery"]),
+            reason: signature === undefined ? "signature missing" : "signature wrong",
+          },
+          "gitea delivery refused: bad signature",
+        );
         return reply.code(401).send({ error: "bad signature" });
       }
       const event = header(request.headers["x-gitea-event"]);

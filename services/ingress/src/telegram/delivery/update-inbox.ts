@@ -1,10 +1,12 @@
 import type { ClaimedUpdate, InboxKey, TelegramUpdateRepository } from "@ratatoskr/db";
 import type { Logger } from "@ratatoskr/runtime";
+import { ClaimBatcher } from "./claim-batcher.ts";
+import { HandlingSlots } from "./handling-slots.ts";
 import { isPoison, PoisonUpdateError } from "./update-failure.ts";
 
 export type UpdateStore = Pick<
   TelegramUpdateRepository,
-  "claimNext" | "finishAndClaimNext" | "extendLease" | "markDone" | "markPoison" | "postpone" | "ready"
+  "claimNext" | "finishAndClaimChats" | "extendLease" | "markDone" | "markPoison" | "postpone" | "ready"
 >;
 
 export interface UpdateInboxOptions {
@@ -23,11 +25,16 @@ export interface UpdateInboxOptions {
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
   /**
-   * Chats handled at the same time. Handling waits its turn rather than taking every database
-   * connection from intake: under a burst updates are still taken at once and handled as fast as
-   * this allows.
+   * Chats worked off side by side (default 64): their claims and done marks go to Postgres
+   * together, a few statements for all of them.
    */
   maxConcurrentChats?: number;
+  /**
+   * Updates handled at the same time (default 4). Handling waits its turn rather than taking
+   * every database connection from intake: under a burst updates are still taken at once and
+   * handled as fast as this allows.
+   */
+  maxConcurrentHandling?: number;
 }
 
 const keyOf = (key: InboxKey): string => ("chatId" in key ? `chat:${key.chatId}` : `update:${key.updateId}`);
@@ -48,11 +55,15 @@ export class UpdateInbox {
   private readonly leaseMs: number;
   private readonly retryDelayMs: number;
   private readonly maxRetryDelayMs: number;
+  private readonly claims: ClaimBatcher;
+  private readonly slots: HandlingSlots;
 
   constructor(private readonly opts: UpdateInboxOptions) {
     this.leaseMs = opts.leaseMs ?? 10_000;
     this.retryDelayMs = opts.retryDelayMs ?? 500;
     this.maxRetryDelayMs = opts.maxRetryDelayMs ?? 30_000;
+    this.claims = new ClaimBatcher(opts.store, this.leaseMs);
+    this.slots = new HandlingSlots(opts.maxConcurrentHandling ?? 4);
   }
 
   /** Starts the sweep (at once: updates stored before a restart are picked up first). */
@@ -76,7 +87,7 @@ export class UpdateInbox {
       running.again = true;
       return;
     }
-    if (this.drains.size >= (this.opts.maxConcurrentChats ?? 4)) {
+    if (this.drains.size >= (this.opts.maxConcurrentChats ?? 64)) {
       this.queued.set(id, key);
       return;
     }
@@ -129,7 +140,7 @@ export class UpdateInbox {
   private async drain(key: InboxKey): Promise<void> {
     let update: ClaimedUpdate | null;
     try {
-      update = await this.opts.store.claimNext(key, this.leaseMs);
+      update = await this.claim(key);
     } catch {
       // The sweep reports the outage and picks the chat up again once it is over.
       return;
@@ -150,9 +161,14 @@ export class UpdateInbox {
     }
   }
 
+  /** The key's oldest pending update, claimed; a chat's claim goes with other chats' (ClaimBatcher). */
+  private claim(key: InboxKey): Promise<ClaimedUpdate | null> {
+    return "chatId" in key ? this.claims.claim(key.chatId) : this.opts.store.claimNext(key, this.leaseMs);
+  }
+
   /**
    * Records a handled update and takes the chat's next one: a done update and the next claim are
-   * one statement. Null when the chat has nothing more (or is held elsewhere) or when stopping,
+   * one statement, shared with the other chats'. Null when the chat has nothing more (or is held elsewhere) or when stopping,
    * when nothing new is claimed.
    */
   private async next(
@@ -167,13 +183,13 @@ export class UpdateInbox {
       return this.settle(() =>
         stopping()
           ? store.markDone(update.updateId).then(() => null)
-          : store.finishAndClaimNext(update.updateId, chatId, this.leaseMs),
+          : this.claims.finishAndClaim(update.updateId, chatId),
       );
     }
     if (outcome === "done") await this.settle(() => store.markDone(update.updateId));
     if (stopping()) return null;
     try {
-      return await store.claimNext(key, this.leaseMs);
+      return await this.claim(key);
     } catch {
       return null;
     }
@@ -194,7 +210,7 @@ export class UpdateInbox {
       } catch {
         throw new PoisonUpdateError("stored update is not JSON");
       }
-      await this.opts.handle(body);
+      await this.slots.run(() => this.opts.handle(body));
     } catch (err) {
       if (isPoison(err)) {
         logger.error({ err, ...ids }, "telegram update can never be handled; acknowledged and skipped");
