@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { Notification } from "../../generated/client.ts";
-import { GroupedStatement } from "../sql/grouped-statement.ts";
+import { createGroupCommit } from "../sql/group-commit.ts";
 import { camelRow, prismaLikeTypes } from "../sql/sql-pool.ts";
 
 /** What `claimNextForChat` found at the head of a chat's unsettled messages. */
@@ -90,18 +90,25 @@ export class NotificationSql {
     return (await this.rows("rt-notification-claim", CLAIM, [id]))[0] ?? null;
   }
 
-  /** Sends recorded together while one such statement is in flight (see GroupedStatement). */
-  private readonly sentMarks = new GroupedStatement<{ id: number; ids: string }, boolean>(async (marks) => {
-    const result = await this.pool.query({
-      name: "rt-notification-sent-many",
-      text: MARK_SENT,
-      values: [marks.map((m) => m.id), marks.map((m) => m.ids)],
-    });
-    const marked = new Set((result.rows as Array<{ id: number }>).map((row) => row.id));
-    return marks.map((m) => marked.has(m.id));
+  /**
+   * Sends that finish while a mark is being written are recorded together in the next statement
+   * (group commit): alone a mark goes at once, under load one round trip carries many.
+   */
+  private readonly markSentGrouped = createGroupCommit<{ id: number; ids: string }, boolean>({
+    write: async (marks) => {
+      const result = await this.pool.query({
+        name: "rt-notification-sent-many",
+        text: MARK_SENT,
+        values: [marks.map((m) => m.id), marks.map((m) => m.ids)],
+      });
+      const marked = new Set((result.rows as Array<{ id: number }>).map((row) => row.id));
+      return marks.map((m) => Promise.resolve(marked.has(m.id)));
+    },
+    maxBatch: 100,
+    maxInFlight: 2,
   });
 
   markSent(id: number, sentMessageIds: readonly (number | bigint)[]): Promise<boolean> {
-    return this.sentMarks.submit({ id, ids: sentMessageIds.map(String).join(",") });
+    return this.markSentGrouped({ id, ids: sentMessageIds.map(String).join(",") });
   }
 }
