@@ -27,7 +27,9 @@ RUN pnpm rebuild \
   && mkdir -p /workspaces && chown node:node /workspaces
 
 FROM build
-ENV NODE_ENV=production WORKSPACE_DIR=/workspaces
+# Two glibc malloc arenas instead of one per thread (V8's background threads): measured ~12 MB less
+# RSS for the idle all-in-one (README).
+ENV NODE_ENV=production WORKSPACE_DIR=/workspaces MALLOC_ARENA_MAX=2
 USER node
 ENTRYPOINT ["/usr/bin/tini", "--"]
 # The all-in-one's young generation is capped at 4 MB semi-spaces (V8's default, 16 MB, is reached

@@ -1,9 +1,10 @@
 /**
  * Memory of the all-in-one (all six services in one process, as `pnpm start` runs it: the tsc
- * build under plain node with the start script's node flags, Bull Board enabled but not opened)
- * against a bare BullMQ worker (plain node, one no-op worker): RSS idle, and after 10k notify jobs
- * (each a real handler run: a notification that does not exist is looked up and skipped). `--smoke` runs the all-in-one from source under tsx (no build) with
- * 200 jobs, so its numbers include tsx.
+ * build under plain node with the start script's variables and node flags, Bull Board enabled but
+ * not opened) against a bare BullMQ worker (plain node, one no-op worker): RSS idle, and after 10k
+ * notify jobs (each a real handler run: a notification that does not exist is looked up and
+ * skipped). `--smoke` runs the all-in-one from source under tsx (no build) with 200 jobs, so its
+ * numbers include tsx.
  * `pnpm tsx bench/rss.ts [--smoke]`
  */
 import { execFileSync, fork, type ChildProcess } from "node:child_process";
@@ -29,14 +30,21 @@ function rssBytes(pid: number): number {
   return kb * 1024;
 }
 
-/** The node flags `pnpm start` gives the all-in-one, so the bench measures what it launches. */
-function launcherFlags(): string[] {
+/**
+ * The variables and node flags `pnpm start` launches the all-in-one with
+ * (`A=1 B=2 exec node --flag services/all-in-one/dist/main.js`), so the bench measures that.
+ */
+function launcher(): { env: Record<string, string>; flags: string[] } {
   const { scripts } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
     scripts: Record<string, string>;
   };
-  const flags = /exec node (.*?)\s*services\/all-in-one\/dist\/main\.js/.exec(scripts["start"] ?? "")?.[1];
-  if (flags === undefined) throw new Error("package.json's start script no longer runs node services/all-in-one/dist/main.js");
-  return flags.split(/\s+/).filter(Boolean);
+  const match = /((?:\w+=\S+\s+)*)exec node ((?:--\S+\s+)*)services\/all-in-one\/dist\/main\.js/.exec(
+    scripts["start"] ?? "",
+  );
+  if (!match) throw new Error("package.json's start script no longer runs node services/all-in-one/dist/main.js");
+  const words = (text: string | undefined) => (text ?? "").split(/\s+/).filter(Boolean);
+  const env = Object.fromEntries(words(match[1]).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]));
+  return { env, flags: words(match[2]) };
 }
 
 async function freePort(): Promise<number> {
@@ -131,8 +139,10 @@ async function allInOne(
   const { schema, drop } = await benchDatabase("rss");
   const telegram = await new FakeTelegram().start();
   const port = await freePort();
+  const launch = launcher();
   const env = {
     ...process.env,
+    ...launch.env,
     DATABASE_URL,
     DATABASE_SCHEMA: schema,
     REDIS_URL,
@@ -152,7 +162,7 @@ async function allInOne(
     child = fork(fileURLToPath(new URL("../services/all-in-one/src/main.ts", import.meta.url)), [], {
       cwd: ROOT,
       env,
-      execArgv: [...launcherFlags(), "--import", "tsx", "--conditions=ratatoskr-source"],
+      execArgv: [...launch.flags, "--import", "tsx", "--conditions=ratatoskr-source"],
       stdio: ["ignore", "ignore", "inherit", "ipc"],
     });
   } else {
@@ -160,7 +170,7 @@ async function allInOne(
     child = fork(fileURLToPath(new URL("../services/all-in-one/dist/main.js", import.meta.url)), [], {
       cwd: ROOT,
       env,
-      execArgv: launcherFlags(),
+      execArgv: launch.flags,
       stdio: ["ignore", "ignore", "inherit", "ipc"],
     });
   }

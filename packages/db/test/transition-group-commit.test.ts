@@ -229,42 +229,73 @@ describe("a batch's patches", () => {
   });
 });
 
+/** A locked Prisma transition of `taskId` that holds the row until released. */
+async function holdRow(taskId: number) {
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let locked: () => void = () => undefined;
+  const holding = new Promise<void>((resolve) => (locked = resolve));
+  const done = db.repos.applyTransition(
+    taskId,
+    { type: "turn.received" },
+    {
+      alongside: async () => {
+        locked();
+        await gate;
+      },
+    },
+  );
+  await holding;
+  return { release, done };
+}
+
+/** `promise`'s value, or "still waiting" after 3 s (under Prisma's 5 s transaction timeout). */
+const within3s = <T>(promise: Promise<T>) =>
+  Promise.race([
+    promise,
+    new Promise<"still waiting">((resolve) => setTimeout(() => resolve("still waiting"), 3_000)),
+  ]);
+
 describe("a batch and a row locked elsewhere", () => {
   it("does not wait for a task whose row another transaction holds: the others are answered at once", async () => {
     const ids = await collectingTasks(6, 26_000);
     const [held, ...free] = ids as [number, ...number[]];
-    let release: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let locked: () => void = () => undefined;
-    const holding = new Promise<void>((resolve) => (locked = resolve));
-    const slow = db.repos.applyTransition(
-      held,
-      { type: "turn.received" },
-      {
-        alongside: async () => {
-          locked();
-          await gate;
-        },
-      },
-    );
+    const hold = await holdRow(held);
     try {
-      await holding;
       const statements = countStatements();
       const heldToo = db.repos.applyTransition(held, drafted);
       const others = Promise.all(free.map((id) => db.repos.applyTransition(id, drafted)));
 
-      const answered = await Promise.race([
-        others.then((results) => results.map((r) => r.task.version)),
-        new Promise<"still waiting">((resolve) => setTimeout(() => resolve("still waiting"), 3_000)),
-      ]);
+      const answered = await within3s(others.then((results) => results.map((r) => r.task.version)));
 
       expect(answered).toEqual(free.map(() => 2));
       expect(statements.count).toBeLessThanOrEqual(2);
-      release();
-      await slow;
+      hold.release();
+      await hold.done;
       await expect(heldToo).resolves.toMatchObject({ task: { id: held, version: 3 } });
     } finally {
-      release();
+      hold.release();
+    }
+  });
+
+  it("does not let transitions of locked rows, asked for alone, take every batch slot", async () => {
+    const [a, b, free] = (await collectingTasks(3, 27_000)) as [number, number, number];
+    const holds = [await holdRow(a), await holdRow(b)];
+    try {
+      // Each in a tick of its own: two batches of one, as many as may be in flight.
+      const waiting = [db.repos.applyTransition(a, drafted)];
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      waiting.push(db.repos.applyTransition(b, drafted));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+
+      const answered = await within3s(db.repos.applyTransition(free, drafted).then((r) => r.task.version));
+
+      expect(answered).toBe(2);
+      for (const hold of holds) hold.release();
+      await Promise.all(holds.map((hold) => hold.done));
+      expect((await Promise.all(waiting)).map((r) => r.task.version)).toEqual([3, 3]);
+    } finally {
+      for (const hold of holds) hold.release();
     }
   });
 });

@@ -4,31 +4,36 @@ import { describe, expect, it } from "vitest";
 const read = (path: string) => readFileSync(new URL(`../../../${path}`, import.meta.url), "utf8");
 const scripts = (path: string) => (JSON.parse(read(path)) as { scripts: Record<string, string> }).scripts;
 
-/** The node flags a command line gives before the all-in-one's entry file. */
-function nodeFlags(command: string): string[] {
-  const match = /(?:^|exec |\s)node ((?:--\S+\s+)*)(?:services\/all-in-one\/)?dist\/main\.js/.exec(command);
+/** The variables set and the node flags given before the all-in-one's entry file in a command line. */
+function launch(command: string): { env: string[]; flags: string[] } {
+  const match = /((?:\w+=\S+\s+)*)(?:exec )?node ((?:--\S+\s+)*)(?:services\/all-in-one\/)?dist\/main\.js/.exec(
+    command,
+  );
   if (!match) throw new Error(`not a node launch of the all-in-one: ${command}`);
-  return match[1]!.split(/\s+/).filter(Boolean);
+  const words = (text: string | undefined) => (text ?? "").split(/\s+/).filter(Boolean);
+  return { env: words(match[1]), flags: words(match[2]) };
 }
 
 /**
- * The all-in-one's young generation is capped (V8's 16 MB semi-spaces, grown while start-up
- * loads every module, stay committed while idle: ~20 MB of RSS, issue 9) wherever it is launched.
+ * Wherever the all-in-one is launched, V8's young generation is capped (16 MB semi-spaces, grown
+ * while start-up loads every module, stay committed while idle) and glibc keeps two malloc arenas:
+ * together ~30 MB of idle RSS (issue 9, README).
  */
 describe("all-in-one launchers", () => {
-  const expected = ["--max-semi-space-size=4"];
+  const flags = ["--max-semi-space-size=4"];
+  const arenas = "MALLOC_ARENA_MAX=2";
 
-  it("pass the same node flags in pnpm start, pnpm demo and the package's own start", () => {
-    expect(nodeFlags(scripts("package.json").start!)).toEqual(expected);
-    expect(nodeFlags(scripts("package.json").demo!)).toEqual(expected);
-    expect(nodeFlags(scripts("services/all-in-one/package.json").start!)).toEqual(expected);
+  it("pass the same variables and node flags in pnpm start, pnpm demo and the package's own start", () => {
+    expect(launch(scripts("package.json").start!)).toEqual({ env: [arenas], flags });
+    expect(launch(scripts("package.json").demo!)).toEqual({ env: ["RATATOSKR_DEMO=true", arenas], flags });
+    expect(launch(scripts("services/all-in-one/package.json").start!)).toEqual({ env: [arenas], flags });
   });
 
-  it("pass them in the image's default command", () => {
-    const cmd = read("Dockerfile")
-      .split("\n")
-      .filter((line) => line.startsWith("CMD "))
-      .at(-1)!;
-    expect(nodeFlags((JSON.parse(cmd.slice(4)) as string[]).join(" "))).toEqual(expected);
+  it("pass them in the image", () => {
+    const lines = read("Dockerfile").split("\n");
+    const cmd = lines.filter((line) => line.startsWith("CMD ")).at(-1)!;
+    expect(launch((JSON.parse(cmd.slice(4)) as string[]).join(" ")).flags).toEqual(flags);
+    const finalEnv = lines.filter((line) => line.startsWith("ENV ")).at(-1)!;
+    expect(finalEnv.split(/\s+/)).toContain(arenas);
   });
 });
