@@ -32,6 +32,6 @@ FROM build
 ENV NODE_ENV=production WORKSPACE_DIR=/workspaces MALLOC_ARENA_MAX=2
 USER node
 ENTRYPOINT ["/usr/bin/tini", "--"]
-# The all-in-one's young generation is capped at 4 MB semi-spaces (V8's default, 16 MB, is reached
-# while start-up loads the modules and is never given back while idle: ~20 MB of RSS; see README).
-CMD ["node", "--max-semi-space-size=4", "services/all-in-one/dist/main.js"]
+# The all-in-one's young generation is capped at 1 MB semi-spaces (V8's default, 16 MB, is reached
+# while start-up loads the modules and is never given back while idle: ~30 MB of RSS; see README).
+CMD ["node", "--max-semi-space-size=1", "services/all-in-one/dist/main.js"]

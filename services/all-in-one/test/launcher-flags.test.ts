@@ -17,10 +17,10 @@ function launch(command: string): { env: string[]; flags: string[] } {
 /**
  * Wherever the all-in-one is launched, V8's young generation is capped (16 MB semi-spaces, grown
  * while start-up loads every module, stay committed while idle) and glibc keeps two malloc arenas:
- * together ~30 MB of idle RSS (issue 9, README).
+ * together ~40 MB of idle RSS (issue 9, README).
  */
 describe("all-in-one launchers", () => {
-  const flags = ["--max-semi-space-size=4"];
+  const flags = ["--max-semi-space-size=1"];
   const arenas = "MALLOC_ARENA_MAX=2";
 
   it("pass the same variables and node flags in pnpm start, pnpm demo and the package's own start", () => {
