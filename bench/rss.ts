@@ -93,6 +93,17 @@ async function runJobs(prefix: string, count: number): Promise<void> {
   }
 }
 
+/** Removes what the all-in-one left under the bench's prefix (its other queues, heartbeats). */
+async function deletePrefix(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 500 }) as AsyncIterable<string[]>)
+      if (keys.length > 0) await redis.unlink(...keys);
+  } finally {
+    redis.disconnect();
+  }
+}
+
 interface Measured {
   idle: number;
   afterJobs: number;
@@ -186,6 +197,7 @@ async function allInOne(
     await endChild(child);
     await telegram.stop();
     await drop();
+    await deletePrefix(prefix);
   }
 }
 
