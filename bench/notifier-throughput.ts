@@ -20,6 +20,12 @@ import { benchMain, interleave, median, ratioRow, type BenchOptions, type BenchR
 /** The notifier's default NOTIFIER_CONCURRENCY; the floor's worker gets the same. */
 const CONCURRENCY = 8;
 
+/** This process's CPU time (user + system) since `from`, in µs. */
+function cpuMicros(from: NodeJS.CpuUsage): number {
+  const { user, system } = process.cpuUsage(from);
+  return user + system;
+}
+
 async function until(done: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!done()) {
@@ -35,6 +41,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
   const database = await benchDatabase("notifier");
   const repos = createRepositories(database.db.prisma);
   const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const cpuPerMessage = { ours: [] as number[], floor: [] as number[] };
   let round = 0;
   /** Fresh chat ids per run: no chat is held back by its own interval from an earlier run. */
   const chatIds = () => {
@@ -80,6 +87,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
         });
         const queue = new Queue(QUEUE.notify, { connection, prefix });
         const before = fake.sent().length;
+        const cpu = process.cpuUsage();
         const started = performance.now();
         await queue.addBulk(
           stored.map(({ notificationId, chatId }) => ({
@@ -90,6 +98,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
         );
         await until(() => sentSince(before) >= chats, 300_000);
         const rate = (chats * 1000) / (performance.now() - started);
+        cpuPerMessage.ours.push(cpuMicros(cpu) / chats);
         await host.shutdown("bench done");
         await queue.obliterate({ force: true });
         await queue.close();
@@ -110,6 +119,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
         );
         const queue = new Queue("relay", { connection, prefix });
         const before = fake.sent().length;
+        const cpu = process.cpuUsage();
         const started = performance.now();
         await queue.addBulk(
           ids.map((chatId) => ({
@@ -120,6 +130,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
         );
         await until(() => sentSince(before) >= chats, 300_000);
         const rate = (chats * 1000) / (performance.now() - started);
+        cpuPerMessage.floor.push(cpuMicros(cpu) / chats);
         await worker.close();
         await queue.obliterate({ force: true });
         await queue.close();
@@ -133,7 +144,10 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
         floor: median(results.floor),
         unit: "msg/s",
         minRatio: 0.5,
-        note: "floor: raw BullMQ → telegraf relay to the same fake Telegram; ours logs at warn",
+        note:
+          "floor: raw BullMQ → telegraf relay to the same fake Telegram; ours logs at warn. " +
+          `CPU of this process per message (fake Telegram included, so less swayed by the machine's load): ` +
+          `ours ${Math.round(median(cpuPerMessage.ours))} µs, floor ${Math.round(median(cpuPerMessage.floor))} µs`,
       }),
     ];
   } finally {

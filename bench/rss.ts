@@ -1,9 +1,10 @@
 /**
  * Memory of the all-in-one (all six services in one process, as `pnpm start` runs it: the tsc
- * build under plain node) against a bare BullMQ worker (plain node, one no-op worker): RSS idle,
- * and after 10k notify jobs (each a real handler run: a notification that does not exist is
- * looked up and skipped). `--smoke` runs the all-in-one from source under tsx (no build) with
- * 200 jobs, so its numbers include tsx.
+ * build under plain node with the start script's variables and node flags, Bull Board enabled but
+ * not opened) against a bare BullMQ worker (plain node, one no-op worker): RSS idle, and after 10k
+ * notify jobs (each a real handler run: a notification that does not exist is looked up and
+ * skipped). `--smoke` runs the all-in-one from source under tsx (no build) with 200 jobs, so its
+ * numbers include tsx.
  * `pnpm tsx bench/rss.ts [--smoke]`
  */
 import { execFileSync, fork, type ChildProcess } from "node:child_process";
@@ -27,6 +28,23 @@ function rssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
   return kb * 1024;
+}
+
+/**
+ * The variables and node flags `pnpm start` launches the all-in-one with
+ * (`A=1 B=2 exec node --flag services/all-in-one/dist/main.js`), so the bench measures that.
+ */
+function launcher(): { env: Record<string, string>; flags: string[] } {
+  const { scripts } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    scripts: Record<string, string>;
+  };
+  const match = /((?:\w+=\S+\s+)*)exec node ((?:--\S+\s+)*)services\/all-in-one\/dist\/main\.js/.exec(
+    scripts["start"] ?? "",
+  );
+  if (!match) throw new Error("package.json's start script no longer runs node services/all-in-one/dist/main.js");
+  const words = (text: string | undefined) => (text ?? "").split(/\s+/).filter(Boolean);
+  const env = Object.fromEntries(words(match[1]).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]));
+  return { env, flags: words(match[2]) };
 }
 
 async function freePort(): Promise<number> {
@@ -72,6 +90,17 @@ async function runJobs(prefix: string, count: number): Promise<void> {
     await queue.obliterate({ force: true }).catch(() => undefined);
     await queue.close();
     connection.disconnect();
+  }
+}
+
+/** Removes what the all-in-one left under the bench's prefix (its other queues, heartbeats). */
+async function deletePrefix(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 500 }) as AsyncIterable<string[]>)
+      if (keys.length > 0) await redis.unlink(...keys);
+  } finally {
+    redis.disconnect();
   }
 }
 
@@ -121,8 +150,10 @@ async function allInOne(
   const { schema, drop } = await benchDatabase("rss");
   const telegram = await new FakeTelegram().start();
   const port = await freePort();
+  const launch = launcher();
   const env = {
     ...process.env,
+    ...launch.env,
     DATABASE_URL,
     DATABASE_SCHEMA: schema,
     REDIS_URL,
@@ -130,7 +161,7 @@ async function allInOne(
     LOG_LEVEL: "warn",
     HTTP_HOST: "127.0.0.1",
     HTTP_PORT: String(port),
-    BULL_BOARD_DISABLED: "true",
+    BULL_BOARD_PASSWORD: "rss-bench",
     TELEGRAM_BOT_TOKEN: telegram.token,
     TELEGRAM_API_ROOT: telegram.url,
     TELEGRAM_ALLOWED_CHAT_IDS: "1",
@@ -142,7 +173,7 @@ async function allInOne(
     child = fork(fileURLToPath(new URL("../services/all-in-one/src/main.ts", import.meta.url)), [], {
       cwd: ROOT,
       env,
-      execArgv: ["--import", "tsx", "--conditions=ratatoskr-source"],
+      execArgv: [...launch.flags, "--import", "tsx", "--conditions=ratatoskr-source"],
       stdio: ["ignore", "ignore", "inherit", "ipc"],
     });
   } else {
@@ -150,7 +181,7 @@ async function allInOne(
     child = fork(fileURLToPath(new URL("../services/all-in-one/dist/main.js", import.meta.url)), [], {
       cwd: ROOT,
       env,
-      execArgv: [],
+      execArgv: launch.flags,
       stdio: ["ignore", "ignore", "inherit", "ipc"],
     });
   }
@@ -166,6 +197,7 @@ async function allInOne(
     await endChild(child);
     await telegram.stop();
     await drop();
+    await deletePrefix(prefix);
   }
 }
 

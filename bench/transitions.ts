@@ -1,6 +1,7 @@
 /**
- * State transitions (lock, reducer, task row, event row, notification and outbox rows in one
- * transaction) against the floor: a single-row `UPDATE` with pg on a pool of the same size.
+ * State transitions (reducer, task row, event row, notification and outbox rows in one statement;
+ * at 100 tasks at once, group-committed in batches) against the floor: a single-row `UPDATE` with
+ * pg on a pool of the same size.
  * At one task (sequential) and at 100 tasks at once. The Prisma path (the code before issue 9,
  * still used for transitions with writes `alongside`) runs too, for the before/after.
  * `pnpm tsx bench/transitions.ts [--smoke]`

@@ -79,7 +79,8 @@ describe("applyTransition", () => {
     });
     expect(notify).toMatchObject({ queue: "notify", jobId: `${ready.id}-notify-3` });
     const notificationId = (notify?.data as { notificationId: number }).notificationId;
-    expect(notify?.data).toEqual({ v: 1, kind: "message", notificationId });
+    // The chat rides in the job: the notifier takes its lease before reading anything.
+    expect(notify?.data).toEqual({ v: 1, kind: "message", notificationId, chatId: Number(ready.chatId) });
     expect(await db.repos.notifications.findById(notificationId)).toMatchObject({
       taskId: ready.id,
       channel: "telegram",

@@ -79,6 +79,24 @@ describe("NotificationRepository, sender side", () => {
     expect(untried.chatId).toBe(511n);
   });
 
+  it("records sends that finish together in one statement, each answered for itself", async () => {
+    const rows = await Promise.all([521, 522, 523, 524].map((chatId) => message(chatId)));
+    for (const row of rows.slice(0, 3)) await db.repos.notifications.claim(row.id);
+
+    const marked = await Promise.all(
+      rows.map((row, i) => db.repos.notifications.markSent(row.id, i === 1 ? [] : [100 + i, 200 + i])),
+    );
+
+    expect(marked).toEqual([true, true, true, false]);
+    const after = await Promise.all(rows.map((row) => db.repos.notifications.findById(row.id)));
+    expect(after.map((row) => [row?.status, row?.sentMessageIds])).toEqual([
+      ["sent", [100n, 200n]],
+      ["sent", []],
+      ["sent", [102n, 202n]],
+      ["pending", []],
+    ]);
+  });
+
   it("resends a must-deliver message once after a doubtful send, and never a second time", async () => {
     const notification = await message(504);
     await db.repos.notifications.claim(notification.id);

@@ -90,3 +90,26 @@ describe("worker process on SIGTERM", () => {
     expect(job.returnvalue).toEqual({ by: "replacement" });
   });
 });
+
+describe("worker process killed (SIGKILL) mid-job", () => {
+  it("its job is picked up by another worker within lock + two stalled checks (≤ 25 s), and runs there once", async () => {
+    const worker = startChild({ JOB_MODE: "hang" });
+    await waitFor(() => worker.stdout().includes("ready"), { timeoutMs: 15_000, what: "the child worker" });
+    await h.queues.enqueue(devJob("21-run-dev-3"));
+    await waitFor(() => worker.stdout().includes("started 21-run-dev-3"), { what: "the job to start" });
+
+    worker.proc.kill("SIGKILL");
+    const killedAt = Date.now();
+    let runs = 0;
+    h.startWorker("dev", async () => ({ by: "replacement", run: ++runs }));
+    const job = await waitFor(
+      async () => {
+        const found = await h.queues.queues.dev.getJob("21-run-dev-3");
+        return found?.finishedOn ? found : undefined;
+      },
+      { timeoutMs: 40_000, what: "the killed worker's job to finish elsewhere" },
+    );
+    expect(job.returnvalue).toEqual({ by: "replacement", run: 1 });
+    expect(job.finishedOn! - killedAt).toBeLessThanOrEqual(25_000);
+  }, 60_000);
+});

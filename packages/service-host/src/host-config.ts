@@ -11,11 +11,13 @@ import type { AnyServiceDefinition } from "./service-definition.ts";
 export const reconcilerConfig = {
   reconciler: {
     intervalMs: envDurationMs("RECONCILER_INTERVAL_MS", {
-      default: 15_000,
+      default: 5_000,
       description: "How often each process re-enqueues follow-ups whose enqueue a crash lost",
     }),
     olderThanMs: envDurationMs("RECONCILER_GRACE_MS", {
-      default: 30_000,
+      // Short: an enqueue is idempotent (deterministic job id), so re-enqueueing one that was only
+      // slow is harmless; a long grace is what a killed process's next task waits for.
+      default: 5_000,
       description: "A follow-up is only considered lost after this long undispatched",
     }),
   },

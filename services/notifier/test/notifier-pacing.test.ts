@@ -83,3 +83,39 @@ describe("notifier: order and pacing", () => {
     );
   });
 });
+
+describe("notifier: the bot's overall rate", () => {
+  it("never puts more than the configured rate into any sliding second as Telegram sees it, across replicas", async () => {
+    const rate = 10;
+    const env = { NOTIFIER_GLOBAL_PER_SECOND: String(rate) };
+    const first = await NotifierHarness.start({ env });
+    const second = await NotifierHarness.start({ env, joining: first });
+    try {
+      const chats = Array.from({ length: 4 * rate }, (_, i) => 2_100 + i);
+      for (const chatId of chats) first.fake.addChat(chatId);
+      const stored = [];
+      for (const chatId of chats) stored.push(await first.message(chatId, "bot.help", {}));
+      for (const notification of stored) await first.enqueue(notification.id);
+
+      await vi.waitFor(
+        () => expect(chats.every((chatId) => first.fake.sent(chatId).length === 1)).toBe(true),
+        {
+          timeout: 30_000,
+          interval: 50,
+        },
+      );
+      const times = chats
+        .map((chatId) => (first.fake.sent(chatId)[0] as SentRecord).time)
+        .sort((a, b) => a - b);
+      let busiest = 0;
+      for (let i = 0, j = 0; i < times.length; i++) {
+        while ((times[i] as number) - (times[j] as number) >= 1_000) j++;
+        busiest = Math.max(busiest, i - j + 1);
+      }
+      expect(busiest).toBeLessThanOrEqual(rate);
+    } finally {
+      await second.stop();
+      await first.stop();
+    }
+  });
+});

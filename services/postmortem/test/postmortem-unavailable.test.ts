@@ -73,7 +73,7 @@ describe("postmortem while opencode is down", () => {
     expect(rows.map((r) => ({ template: r.template, params: r.params, chatId: r.chatId }))).toEqual([
       { template: "task.postmortem-unavailable", params: { taskId: task.id }, chatId: 9_101n },
     ]);
-    expect(enqueued).toContainEqual(expect.objectContaining({ queue: "notify", data: { v: 1, kind: "message", notificationId: rows[0]?.id } }));
+    expect(enqueued).toContainEqual(expect.objectContaining({ queue: "notify", data: { v: 1, kind: "message", notificationId: rows[0]?.id, chatId: 9_101 } }));
     const after = await database.db.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
     expect({ status: after.status, version: after.version }).toEqual({ status: "failed", version: task.version });
 

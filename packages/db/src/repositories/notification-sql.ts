@@ -1,5 +1,6 @@
 import type pg from "pg";
 import type { Notification } from "../../generated/client.ts";
+import { createGroupCommit } from "../sql/group-commit.ts";
 import { camelRow, prismaLikeTypes } from "../sql/sql-pool.ts";
 
 /** What `claimNextForChat` found at the head of a chat's unsettled messages. */
@@ -42,9 +43,12 @@ const CLAIM_NEXT = `WITH head AS (
     WHERE n.id = (SELECT id FROM first) AND NOT EXISTS (SELECT 1 FROM claimed)`;
 const CLAIM = `UPDATE notifications SET status = 'sending', attempts = attempts + 1, claimed_at = ${NOW}
   WHERE id = $1 AND status = 'pending' RETURNING *`;
-const MARK_SENT = `UPDATE notifications
-  SET status = 'sent', sent_message_ids = $2::bigint[], sent_at = ${NOW}, error = NULL
-  WHERE id = $1 AND status = 'sending'`;
+/** Many sends' results at once: ids, and each one's Telegram message ids joined by commas. */
+const MARK_SENT = `UPDATE notifications n
+  SET status = 'sent', sent_message_ids = string_to_array(v.ids, ',')::bigint[], sent_at = ${NOW}, error = NULL
+  FROM unnest($1::int[], $2::text[]) AS v(id, ids)
+  WHERE n.id = v.id AND n.status = 'sending'
+  RETURNING n.id`;
 
 function toNotification(row: Record<string, unknown>): Notification {
   const notification = camelRow<Notification>(row);
@@ -86,12 +90,25 @@ export class NotificationSql {
     return (await this.rows("rt-notification-claim", CLAIM, [id]))[0] ?? null;
   }
 
-  async markSent(id: number, sentMessageIds: readonly (number | bigint)[]): Promise<boolean> {
-    const result = await this.pool.query({
-      name: "rt-notification-sent",
-      text: MARK_SENT,
-      values: [id, sentMessageIds.map(String)],
-    });
-    return result.rowCount === 1;
+  /**
+   * Sends that finish while a mark is being written are recorded together in the next statement
+   * (group commit): alone a mark goes at once, under load one round trip carries many.
+   */
+  private readonly markSentGrouped = createGroupCommit<{ id: number; ids: string }, boolean>({
+    write: async (marks) => {
+      const result = await this.pool.query({
+        name: "rt-notification-sent-many",
+        text: MARK_SENT,
+        values: [marks.map((m) => m.id), marks.map((m) => m.ids)],
+      });
+      const marked = new Set((result.rows as Array<{ id: number }>).map((row) => row.id));
+      return marks.map((m) => Promise.resolve(marked.has(m.id)));
+    },
+    maxBatch: 100,
+    maxInFlight: 2,
+  });
+
+  markSent(id: number, sentMessageIds: readonly (number | bigint)[]): Promise<boolean> {
+    return this.markSentGrouped({ id, ids: sentMessageIds.map(String).join(",") });
   }
 }

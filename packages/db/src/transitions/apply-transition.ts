@@ -19,10 +19,11 @@ export interface ApplyTransitionOptions {
  * new state, the audit event, and the outbox rows for every effect. A refusal throws
  * IllegalTransitionError and writes nothing.
  *
- * The hot path runs in plain SQL on the pool under the Prisma adapter (one version-guarded write,
- * planned on the row this process last wrote or on a fresh read, falling back to the row lock
- * under contention); a transition with
- * writes `alongside` (Prisma calls) runs in a locked Prisma transaction instead.
+ * The hot path runs in plain SQL on the pool under the Prisma adapter: transitions of different
+ * tasks asked for at once share one version-guarded statement and one commit (group commit),
+ * planned on the rows this process last wrote or on a fresh read, each caller answered alone;
+ * transitions of one task run in the order asked for. A transition with writes `alongside`
+ * (Prisma calls) runs in a locked Prisma transaction instead.
  */
 export async function applyTransition(
   prisma: PrismaClient,

@@ -65,7 +65,8 @@ export function planTransition(row: Task, event: TaskEvent, now: Date): Transiti
         ? {
             queue: QUEUE.notify,
             jobId: notifyJobId(after, index),
-            data: { v: 1, kind: "message" },
+            // The chat rides along so the notifier takes the chat's lease before reading anything.
+            data: row.chatId === null ? { v: 1, kind: "message" } : { v: 1, kind: "message", chatId: Number(row.chatId) },
             notification: index,
           }
         : {

@@ -26,6 +26,9 @@ const PATCH_COLUMNS: Record<keyof TaskPatch, string> = {
   finishedAt: "finished_at = $::timestamp",
 };
 
+/** Writes nothing, rather than wait, while another transaction holds the row locked. */
+const SKIP_LOCKED = " AND id = (SELECT id FROM tasks WHERE id = $1 FOR UPDATE SKIP LOCKED)";
+
 /**
  * Every write of a transition in one statement: the task, its event, notifications, outbox rows.
  * The UPDATE matches only while the row still has the version and `updated_at` the plan was made
@@ -33,12 +36,12 @@ const PATCH_COLUMNS: Record<keyof TaskPatch, string> = {
  * only if it matched, so a lost race writes nothing and returns no row. It returns the task row as
  * written, with the outbox rows in `follow_ups_json`.
  */
-const WRITE = (patchSet: string) => `
+const WRITE = (patchSet: string, skipLocked: boolean) => `
 WITH t AS (
   UPDATE tasks SET status = $2, version = $3, turn_count = $4, pending_turns = $5, analysing = $6,
     skip_requested = $7, round = $8, max_turns = $9, max_rounds = $10, finished_at = $11::timestamp,
     updated_at = $12::timestamp, budget_usd = $24::float8, paused_step = $25::text${patchSet}
-  WHERE id = $1 AND version = $26 AND updated_at = $27::timestamp RETURNING *
+  WHERE id = $1 AND version = $26 AND updated_at = $27::timestamp${skipLocked ? SKIP_LOCKED : ""} RETURNING *
 ), e AS (
   INSERT INTO task_events (task_id, version, type, payload, from_status, to_status, created_at)
   SELECT $1, $3, $13, $14::jsonb, $15, $2, $12::timestamp FROM t
@@ -70,7 +73,14 @@ function sqlValue(value: unknown): unknown {
   return value;
 }
 
-export function writeQuery(row: Task, event: TaskEvent, plan: TransitionPlan, patch: TaskPatch, now: Date) {
+export function writeQuery(
+  row: Task,
+  event: TaskEvent,
+  plan: TransitionPlan,
+  patch: TaskPatch,
+  now: Date,
+  { skipLocked = false } = {},
+) {
   const { columns } = plan;
   const finishedAt = patch.finishedAt !== undefined ? patch.finishedAt : columns.finishedAt;
   const values: unknown[] = [
@@ -111,7 +121,12 @@ export function writeQuery(row: Task, event: TaskEvent, plan: TransitionPlan, pa
     patchSet += `, ${PATCH_COLUMNS[key].replace("$", `$${values.length}`)}`;
   }
   // Named, so each connection plans each shape once.
-  return { name: `rt-transition:${keys.join(",")}`, text: WRITE(patchSet), values, types: prismaLikeTypes };
+  return {
+    name: `rt-transition${skipLocked ? "-skip-locked" : ""}:${keys.join(",")}`,
+    text: WRITE(patchSet, skipLocked),
+    values,
+    types: prismaLikeTypes,
+  };
 }
 
 export interface FollowUpJson {

@@ -68,11 +68,12 @@ const HAND_BACK_GRACE_MS = 5_000;
 const MAX_STALLED_COUNT = 2;
 
 /**
- * A killed worker's job is picked up within lock + check ≈ 25 s (issue 7), not BullMQ's 60 s.
+ * A killed worker's job is picked up within lock + two checks ≤ 25 s (issue 7), not BullMQ's
+ * 60 s: a check first marks the active jobs, a later one moves those whose lock has expired.
  * The lock is renewed every half of it, so a busy event loop has 7.5 s of slack.
  */
 export const DEFAULT_LOCK_DURATION_MS = 15_000;
-export const DEFAULT_STALLED_INTERVAL_MS = 10_000;
+export const DEFAULT_STALLED_INTERVAL_MS = 5_000;
 
 function taskIdOf(data: unknown): number | undefined {
   const taskId = (data as { taskId?: unknown } | null)?.taskId;

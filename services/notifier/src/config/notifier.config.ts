@@ -59,7 +59,7 @@ export const NOTIFIER_CONFIG_SCHEMA = {
     leftSweepIntervalMs: envDurationMs("NOTIFIER_LEFT_SENDING_SWEEP_MS", {
       default: 1_000,
       description:
-        "How often the notifier looks for chats a stopped notifier left mid-send, to settle them once their lease expired",
+        "How often the notifier looks for chats a stopped notifier left behind (mid-send or before a send) to drain them once free",
     }),
     sweepIntervalMs: envDurationMs("NOTIFIER_STALE_SWEEP_INTERVAL_MS", {
       default: 60_000,

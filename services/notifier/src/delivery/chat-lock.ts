@@ -4,21 +4,40 @@ import { luaScript } from "./lua-script.ts";
 import { HOLD_CHAT_FN, TAKE_SLOT_FN, type PacerScriptArgs } from "./send-pacer.ts";
 
 /**
- * Takes the lease (SET NX PX with our token) and, in the same round trip, the chat's send slot
- * if it is free: {0} when another holder has the chat, else {1, take_slot's answer}.
- * KEYS: lease, global log, chat pace. ARGV: token, ttl, limit, window, interval, member.
+ * Frees the leases given (each: the last send's hold on its chat recorded, the lease deleted only
+ * while it still holds our token), then, if asked, takes a lease (SET NX PX with our token) and,
+ * in the same round trip, the chat's send slot if it is free. Answers {0} when another holder has
+ * the chat, {1, take_slot's answer} when taken, {2} when only freeing.
+ * KEYS: n × (lease, chat pace), then lease, global log, chat pace.
+ * ARGV: n, n × (token, hold ms), then token, ttl, limit, window, interval, member.
  */
-const ACQUIRE = luaScript(`${TAKE_SLOT_FN}
-if not redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2], "NX") then return {0} end
-return {1, take_slot(KEYS[2], KEYS[3], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6])}`);
+const LEASES = luaScript(`${HOLD_CHAT_FN}${TAKE_SLOT_FN}
+local n = tonumber(ARGV[1])
+for i = 1, n do
+  local hold = tonumber(ARGV[2 * i + 1])
+  if hold > 0 then hold_chat(KEYS[2 * i], hold) end
+  if redis.call("GET", KEYS[2 * i - 1]) == ARGV[2 * i] then redis.call("DEL", KEYS[2 * i - 1]) end
+end
+local k, a = 2 * n, 2 * n + 1
+if #KEYS == k then return {2} end
+if not redis.call("SET", KEYS[k + 1], ARGV[a + 1], "PX", ARGV[a + 2], "NX") then return {0} end
+return {1, take_slot(KEYS[k + 2], KEYS[k + 3], tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]), ARGV[a + 6])}`);
 
 /**
- * Records the last send's hold on the chat (ARGV[2] ms, 0 for none) and deletes the lease only
- * while it still holds our token, in one round trip. KEYS: lease, chat pace.
+ * A freed lease waits this long for the next acquire to carry it (the worker's next job usually
+ * comes within a round trip), else goes on its own with any others freed meanwhile. The chat
+ * stays held that much longer; its pacing hold is recorded then, so it errs late, never early.
  */
-const RELEASE = luaScript(`${HOLD_CHAT_FN}
-if tonumber(ARGV[2]) > 0 then hold_chat(KEYS[2], tonumber(ARGV[2])) end
-if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end return 0`);
+const RELEASE_LINGER_MS = 10;
+
+interface PendingRelease {
+  key: string;
+  paceKey: string;
+  token: string;
+  holdMs: number;
+  done(err?: unknown): void;
+}
+
 const EXTEND = luaScript(
   `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) end return 0`,
 );
@@ -63,7 +82,39 @@ export interface ChatLockOptions {
  * left by a holder that died.
  */
 export class ChatLocks {
+  private releases: PendingRelease[] = [];
+  private releaseTimer: NodeJS.Timeout | undefined;
+
   constructor(private readonly options: ChatLockOptions) {}
+
+  /** Runs LEASES with every pending release first, then `take` if given; settles the releases. */
+  private async leases(take?: { keys: string[]; args: string[] }): Promise<number[]> {
+    const freeing = this.releases;
+    this.releases = [];
+    clearTimeout(this.releaseTimer);
+    this.releaseTimer = undefined;
+    const keys = [...freeing.flatMap((r) => [r.key, r.paceKey]), ...(take?.keys ?? [])];
+    const args = [
+      String(freeing.length),
+      ...freeing.flatMap((r) => [r.token, String(r.holdMs)]),
+      ...(take?.args ?? []),
+    ];
+    try {
+      const answer = (await LEASES(this.options.redis, keys, args)) as number[];
+      for (const r of freeing) r.done();
+      return answer;
+    } catch (err) {
+      for (const r of freeing) r.done(err);
+      throw err;
+    }
+  }
+
+  private release(pending: Omit<PendingRelease, "done">): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.releases.push({ ...pending, done: (err) => (err === undefined ? resolve() : reject(err)) });
+      this.releaseTimer ??= setTimeout(() => void this.leases().catch(() => undefined), RELEASE_LINGER_MS);
+    });
+  }
 
   /** `abandon` (the job's signal) stops the renewals: a job handed back must not hold the chat. */
   async acquire(chatId: number, abandon?: AbortSignal): Promise<ChatLease | null> {
@@ -71,11 +122,10 @@ export class ChatLocks {
     const key = `${this.options.prefix}:notifier:chat-lock:${chatId}`;
     const paceKey = pacer.chatKey(chatId);
     const token = randomUUID();
-    const answer = (await ACQUIRE(
-      redis,
-      [key, pacer.globalKey, paceKey],
-      [token, String(ttlMs), ...pacer.slotArgs, randomUUID()],
-    )) as number[];
+    const answer = await this.leases({
+      keys: [key, pacer.globalKey, paceKey],
+      args: [token, String(ttlMs), ...pacer.slotArgs, randomUUID()],
+    });
     if (answer[0] !== 1) return null;
     let prefetched = answer[1] === 0;
     let owedParts = 0;
@@ -119,7 +169,7 @@ export class ChatLocks {
       release: async () => {
         clearInterval(timer);
         abandon?.removeEventListener("abort", onAbandon);
-        await RELEASE(redis, [key, paceKey], [token, String(owedHoldMs())]);
+        await this.release({ key, paceKey, token, holdMs: owedHoldMs() });
       },
     };
   }

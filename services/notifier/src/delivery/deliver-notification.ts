@@ -117,10 +117,13 @@ export async function deliverClaimed(
   { finalAttempt, logger, signal }: DeliverOptions,
 ): Promise<DeliveryOutcome> {
   const { id, chatId } = claimed;
-  const log = notificationLogger(logger, claimed);
+  // Built on first use: at warn a send that goes well pays nothing for its log lines.
+  let cached: Logger | undefined;
+  const log = () => (cached ??= notificationLogger(logger, claimed));
+  const infoOn = logger.isLevelEnabled("info");
 
   // Logged before the send: if this process dies now, the log shows which message was in flight.
-  log.info({ chatId: Number(chatId), partsSent: claimed.sentMessageIds.length }, "sending notification");
+  if (infoOn) log().info({ chatId: Number(chatId), partsSent: claimed.sentMessageIds.length }, "sending notification");
   let messageIds: number[];
   try {
     messageIds = await deps.channel.send(Number(chatId), message.html, {
@@ -134,33 +137,33 @@ export async function deliverClaimed(
     switch (failure.kind) {
       case "retry-after":
         await deps.notifications.release(id, failure.message, failure.sentMessageIds);
-        log.warn(
+        log().warn(
           { waitMs: failure.waitMs, partsSent: failure.sentMessageIds.length },
           "Telegram asked to wait",
         );
         return { kind: "retry-after", waitMs: failure.waitMs, error: failure.message };
       case "unreachable":
         await deps.notifications.markDropped(id, failure.message);
-        log.warn({ reason: failure.reason }, "chat cannot receive messages; notification dropped");
+        log().warn({ reason: failure.reason }, "chat cannot receive messages; notification dropped");
         return { kind: "dropped", reason: failure.message };
       case "rejected":
         await deps.notifications.markFailed(id, failure.message);
-        log.error({ reason: failure.reason }, "Telegram rejected the message; notification failed");
+        log().error({ reason: failure.reason }, "Telegram rejected the message; notification failed");
         return { kind: "failed", error: failure.message };
       case "in-doubt":
         return settleDoubt(deps, claimed, failure.message, "answer-lost", logger, failure.sentMessageIds);
       case "transient":
         if (finalAttempt) {
           await deps.notifications.markFailed(id, `gave up after the last attempt: ${failure.message}`);
-          log.error({ err: failure.message }, "send failed on the last attempt; notification failed");
+          log().error({ err: failure.message }, "send failed on the last attempt; notification failed");
           return { kind: "failed", error: failure.message };
         }
         await deps.notifications.release(id, failure.message, failure.sentMessageIds);
-        log.warn({ err: failure.message }, "send failed; will retry");
+        log().warn({ err: failure.message }, "send failed; will retry");
         return { kind: "transient", error: failure.message };
     }
   }
   await deps.notifications.markSent(id, messageIds);
-  log.info({ chatId: Number(chatId), parts: messageIds.length, locale: message.locale }, "notification sent");
+  if (infoOn) log().info({ chatId: Number(chatId), parts: messageIds.length, locale: message.locale }, "notification sent");
   return { kind: "sent", messageIds };
 }

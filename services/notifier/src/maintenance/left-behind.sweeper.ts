@@ -34,18 +34,22 @@ export function startLeftBehindSweeper(options: LeftBehindSweeperOptions): () =>
     logger,
     run: async () => {
       const chatIds = await options.notifications.listChatsLeftBehind({ claimedBeforeMs, pendingBeforeMs });
-      for (const chatId of chatIds) {
-        if (stopping.signal.aborted) return;
-        let outcome: LeftChatOutcome;
-        try {
-          outcome = await options.drainChat(chatId, stopping.signal);
-        } catch (err) {
-          // Stopping aborts a drain between messages: what is left waits for the next notifier.
+      const drained: number[] = [];
+      const stopped: number[] = [];
+      try {
+        for (const chatId of chatIds) {
           if (stopping.signal.aborted) return;
-          throw err;
+          const outcome = await options.drainChat(chatId, stopping.signal);
+          if (outcome === "drained") drained.push(chatId);
+          if (outcome === "stopped") stopped.push(chatId);
         }
-        // A queue backlog looks the same from here (old untried messages, a free chat): info.
-        if (outcome !== "busy") logger.info({ chatId, outcome }, "chat left behind drained by the sweep");
+      } catch (err) {
+        // Stopping aborts a drain between messages: what is left waits for the next notifier.
+        if (!stopping.signal.aborted) throw err;
+      } finally {
+        // One line a pass: a queue backlog looks the same from here (old untried messages, free chats).
+        if (drained.length + stopped.length > 0)
+          logger.info({ drained, stopped }, "chats left behind drained by the sweep");
       }
     },
   });

@@ -43,6 +43,9 @@ export function pickLocale(task: Pick<TaskFacts, "locale"> | null, fallback: Loc
   return LOCALES.find((locale) => locale === wanted) ?? fallback;
 }
 
+/** Built once: a zod schema costs more to build than to run. */
+const STORED_PARAMS_SCHEMA = z.record(z.string(), z.unknown());
+
 function issuesOf(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`).join("; ");
 }
@@ -84,7 +87,7 @@ export function prepareMessage(
 ): PreparedMessage {
   const { template } = source;
   if (!isMessageTemplate(template)) return { ok: false, problem: `unknown message template "${template}"` };
-  const stored = z.record(z.string(), z.unknown()).safeParse(source.params);
+  const stored = STORED_PARAMS_SCHEMA.safeParse(source.params);
   if (!stored.success) return { ok: false, problem: `params of ${template} are not an object` };
   const parsed = TEMPLATE_PARAM_SCHEMAS[template].safeParse(enrichParams(template, stored.data, task));
   if (!parsed.success)

@@ -28,7 +28,7 @@ export async function sendNotice(deps: NoticeDeps, task: Pick<Task, "id" | "sour
     params: notice.params as unknown as Prisma.InputJsonObject,
   });
   const request = telegram
-    ? jobRequest(QUEUE.notify, { v: 1, kind: "message", notificationId: row.id }, notificationJobId(row.id))
+    ? jobRequest(QUEUE.notify, { v: 1, kind: "message", notificationId: row.id, ...chatOf(task) }, notificationJobId(row.id))
     : jobRequest(QUEUE.notify, { v: 1, kind: "gitea-status", taskId: task.id }, notificationJobId(row.id));
   try {
     await deps.enqueue(request);
@@ -37,3 +37,6 @@ export async function sendNotice(deps: NoticeDeps, task: Pick<Task, "id" | "sour
   }
   return row.id;
 }
+
+/** The chat in the job lets the notifier take the chat's lease before reading anything. */
+const chatOf = (task: Pick<Task, "chatId">) => (task.chatId === null ? {} : { chatId: Number(task.chatId) });

@@ -30,7 +30,7 @@ export async function reply<K extends TemplateId>(
     template,
     params: params as unknown as Prisma.InputJsonObject,
   });
-  const data = { v: 1 as const, kind: "message" as const, notificationId: notification.id };
+  const data = { v: 1 as const, kind: "message" as const, notificationId: notification.id, chatId: to.chatId };
   try {
     await deps.enqueue(jobRequest(QUEUE.notify, data, replyJobId(notification.id)));
   } catch (err) {
