@@ -14,7 +14,7 @@
 import type pg from "pg";
 import { startHost } from "../packages/service-host/src/index.ts";
 import { ingressService } from "../services/ingress/src/index.ts";
-import { UpdateBatcher } from "../services/ingress/src/telegram/delivery/update-batcher.ts";
+import { createUpdateBatcher } from "../services/ingress/src/telegram/delivery/update-batcher.ts";
 import { createLogger, createMetrics, createServiceHttpServer } from "../packages/runtime/src/index.ts";
 import { benchDatabase, benchId } from "./lib/bench-env.ts";
 import { benchMain, type BenchOptions, type BenchRow } from "./lib/bench-harness.ts";
@@ -39,7 +39,7 @@ async function bareRoute() {
 /** The bare route plus durability: each update group-committed into a table nobody reads. */
 async function durableRoute(pool: pg.Pool) {
   await pool.query("CREATE TABLE durable_floor (update_id bigint PRIMARY KEY, payload text NOT NULL)");
-  const batcher = new UpdateBatcher(async (updates) => {
+  const storeUpdate = createUpdateBatcher(async (updates) => {
     const result = await pool.query({
       name: "bench-durable-floor",
       text: `INSERT INTO durable_floor SELECT * FROM unnest($1::bigint[], $2::text[]) ON CONFLICT DO NOTHING`,
@@ -52,7 +52,7 @@ async function durableRoute(pool: pg.Pool) {
   const app = createServiceHttpServer({ service: "durable", checks: {}, metrics, logger });
   app.post(PATH, async (req) => {
     const body = req.body as { update_id: number };
-    await batcher.accept({ updateId: body.update_id, chatId: null, payload: JSON.stringify(body) });
+    await storeUpdate({ updateId: body.update_id, chatId: null, payload: JSON.stringify(body) });
     return { ok: true };
   });
   return { app, url: `${await app.listen({ port: 0, host: "127.0.0.1" })}${PATH}` };
