@@ -28,3 +28,5 @@ export {
   listAwaitingPostmortem,
   type AwaitedFollowUp,
 } from "./follow-ups/follow-up-sql.ts";
+export { createGroupCommit, type GroupCommitOptions } from "./sql/group-commit.ts";
+export { isConflictSqlError, isPoisonSqlError } from "./sql/poison-sql.ts";
