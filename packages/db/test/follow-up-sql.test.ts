@@ -1,5 +1,11 @@
 import { QUEUE } from "@ratatoskr/contracts";
-import { listAwaitingAnalysis, listAwaitingDevOrReview, listAwaitingPostmortem, type PrismaClient } from "@ratatoskr/db";
+import {
+  createRepositories,
+  listAwaitingAnalysis,
+  listAwaitingDevOrReview,
+  listAwaitingPostmortem,
+  type PrismaClient,
+} from "@ratatoskr/db";
 import { createTestDatabase, type TestDatabase } from "../src/testing/index.ts";
 import { listUndispatchedFollowUps } from "../src/follow-ups/follow-up-sql.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -24,7 +30,9 @@ afterAll(async () => {
 });
 
 let jobs = 0;
-async function task(data: { status: string; source?: string; analysing?: boolean }, followUps: Array<[string, number, boolean?]>) {
+async function task(
+  data: { status: string; source?: string; analysing?: boolean; chatId?: bigint; budgetUsd?: number; repos?: string[] },
+  followUps: Array<[string, number, boolean?]>) {
   const { id } = await prisma.task.create({ data: { source: "telegram", maxTurns: 5, maxRounds: 3, ...data } });
   // [queue, age in ms, dispatched]
   for (const [queue, ageMs, dispatched] of followUps) {
@@ -47,7 +55,10 @@ async function seed() {
   await task({ status: "collecting", analysing: true }, []);
   await task({ status: "collecting", analysing: false }, [[QUEUE.analyst, 60_000]]);
   await task({ status: "collecting", analysing: true }, [[QUEUE.analyst, 10], [QUEUE.notify, 5]]);
-  await task({ status: "running" }, [[QUEUE.dev, HOUR, true], [QUEUE.review, 30_000]]);
+  await task({ status: "running", chatId: 9_007_199_254_740_993n, budgetUsd: 1.25, repos: ["acme/app", "acme/lib"] }, [
+    [QUEUE.dev, HOUR, true],
+    [QUEUE.review, 30_000],
+  ]);
   await task({ status: "approved" }, [[QUEUE.dev, 20_000]]);
   await task({ status: "running", source: "gitea" }, [[QUEUE.dev, 20_000]]);
   await task({ status: "success" }, [[QUEUE.review, 20_000]]);
@@ -116,5 +127,14 @@ describe("the idle sweeps' plain-SQL reads select what their Prisma queries did"
     }
     expect(expected).toHaveLength(4);
     expect(await listAwaitingPostmortem(prisma, since, POSTMORTEM_TEMPLATES)).toEqual(expected);
+  });
+
+  it("tasks by source and status (the Gitea recovery and status refresh), in id order", async () => {
+    const tasks = createRepositories(prisma).tasks;
+    for (const [source, statuses] of [["gitea", ["running"]], ["telegram", ["running", "approved", "failed"]]] as const) {
+      const expected = await prisma.task.findMany({ where: { source, status: { in: [...statuses] } }, orderBy: { id: "asc" } });
+      expect(expected.length).toBeGreaterThan(0);
+      expect(await tasks.listByStatus(source, [...statuses])).toEqual(expected);
+    }
   });
 });

@@ -76,6 +76,12 @@ describe("all-in-one loads a feature's heavy modules only when the feature is us
       PIPELINE_SWEEP_INTERVAL_MS: sweepEvery,
       NOTIFIER_STALE_SWEEP_INTERVAL_MS: sweepEvery,
       NOTIFIER_LEFT_SENDING_SWEEP_MS: sweepEvery,
+      // The Gitea front door's sweeps (running-command recovery, status refresh) too; start-up
+      // does not call Gitea when the bot's login is given, and nothing listens at its URL.
+      GITEA_URL: `http://127.0.0.1:${await freePort()}`,
+      GITEA_TOKEN: "token",
+      GITEA_WEBHOOK_SECRET: "secret",
+      GITEA_BOT_LOGIN: "ratatoskr-bot",
     };
     expect(await probe(env, [QUERY_COMPILER])).toEqual({
       started: { [QUERY_COMPILER]: false },

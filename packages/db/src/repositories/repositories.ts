@@ -36,7 +36,7 @@ export interface Repositories {
 export function createRepositories(prisma: PrismaClient): Repositories {
   const pool = sqlPoolOf(prisma);
   return {
-    tasks: new TaskRepository(prisma),
+    tasks: new TaskRepository(prisma, pool),
     turns: new DialogueTurnRepository(prisma),
     traces: new AgentTraceRepository(prisma),
     events: new TaskEventRepository(prisma),

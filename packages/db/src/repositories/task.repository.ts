@@ -1,6 +1,8 @@
 import { GITEA_STATUSES, isFinal, type GiteaCommandKind, type TaskStatus } from "@ratatoskr/contracts";
 import type { Task } from "../../generated/client.ts";
+import type pg from "pg";
 import type { DbClient } from "../database.ts";
+import { listTasksByStatus } from "./task-list-sql.ts";
 
 export interface NewTelegramTask {
   chatId: number | bigint;
@@ -52,7 +54,11 @@ export function giteaTargetKey(repoOwner: string, repoName: string, targetNumber
 
 /** Task rows: creation, lookups, and fields outside the state machine. Status changes go through applyTransition. */
 export class TaskRepository {
-  constructor(private readonly db: DbClient) {}
+  /** `pool`: the pg pool under the client, for the reads idle sweeps make (see task-list-sql.ts). */
+  constructor(
+    private readonly db: DbClient,
+    private readonly pool?: pg.Pool,
+  ) {}
 
   /** A new dialogue (status `draft`) that becomes the chat's active task. */
   createTelegramTask(input: NewTelegramTask): Promise<Task> {
@@ -130,6 +136,7 @@ export class TaskRepository {
 
   /** E.g. every Gitea command still `running` at start-up (G6). */
   listByStatus(source: "telegram" | "gitea", statuses: TaskStatus[]): Promise<Task[]> {
+    if (this.pool) return listTasksByStatus(this.pool, source, statuses);
     return this.db.task.findMany({ where: { source, status: { in: statuses } }, orderBy: { id: "asc" } });
   }
 
