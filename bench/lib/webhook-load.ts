@@ -54,6 +54,12 @@ export interface WebhookBenchSpec {
   maxCount?: number;
   /** Waits until work accepted by ours has drained, so the next measurement starts clean. */
   settle?: () => Promise<void>;
+  /**
+   * A second floor at the same rate: a bare route that only makes the request durable the way
+   * ours does (one group-committed insert). Ours against it shows what our code adds beyond the
+   * price of durability itself (the database round trip and commit).
+   */
+  durableFloor?: { target: WebhookTarget; note: string };
 }
 
 const COUNTS = {
@@ -71,30 +77,27 @@ export async function measureWebhook(options: BenchOptions, spec: WebhookBenchSp
   };
   const settle = spec.settle ?? (async () => undefined);
   try {
-    for (const target of [spec.ours, spec.floor])
+    const durable = spec.durableFloor;
+    for (const target of [spec.ours, spec.floor, ...(durable ? [durable.target] : [])])
       await driver.run(target, { mode: "max", concurrency: 16, count: counts.warm });
     await settle();
     const rateCount = Math.max(20, Math.round(spec.rate * counts.rateSeconds));
-    const latencies = { ours: [] as number[], floor: [] as number[] };
-    await interleave(counts.rounds, {
+    const latencies = { ours: [] as number[], floor: [] as number[], durable: [] as number[] };
+    const atRate = (target: WebhookTarget, variant: string, into: number[]) => async () => {
+      const r = check(variant, await driver.run(target, { mode: "rate", rate: spec.rate, count: rateCount }));
+      into.push(...(r.latencies ?? []));
+      return 0;
+    };
+    const rateVariants: Record<string, () => Promise<number>> = {
       ours: async () => {
-        const r = check(
-          "ours at rate",
-          await driver.run(spec.ours, { mode: "rate", rate: spec.rate, count: rateCount }),
-        );
-        latencies.ours.push(...(r.latencies ?? []));
+        await atRate(spec.ours, "ours at rate", latencies.ours)();
         await settle();
         return 0;
       },
-      floor: async () => {
-        const r = check(
-          "floor at rate",
-          await driver.run(spec.floor, { mode: "rate", rate: spec.rate, count: rateCount }),
-        );
-        latencies.floor.push(...(r.latencies ?? []));
-        return 0;
-      },
-    });
+      floor: atRate(spec.floor, "floor at rate", latencies.floor),
+    };
+    if (durable) rateVariants.durable = atRate(durable.target, "durable floor at rate", latencies.durable);
+    await interleave(counts.rounds, rateVariants);
     const max = await interleave(counts.maxRounds, {
       ours: async () => {
         const r = check(
@@ -128,6 +131,19 @@ export async function measureWebhook(options: BenchOptions, spec: WebhookBenchSp
         met: options.smoke ? null : p99 <= spec.aim.p99Ms && errors.length === 0,
         note: `${latencies.ours.length} requests each, load from a separate process${failures}`,
       },
+      ...(durable
+        ? [
+            {
+              measure: `${spec.label} p99 at ${spec.rate} req/s vs durable write alone`,
+              ours: p99,
+              floor: percentile(latencies.durable, 99),
+              unit: "ms",
+              aim: "—",
+              met: null,
+              note: `${durable.note}; its p50 ${percentile(latencies.durable, 50).toFixed(2)} ms`,
+            },
+          ]
+        : []),
       ratioRow(options, {
         measure: `${spec.label} max throughput (64 in flight)`,
         ours: median(max.ours),

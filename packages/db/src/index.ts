@@ -22,3 +22,11 @@ export * from "./budget/budget-guard.ts";
 export { notifyJobId } from "./transitions/notify-job-id.ts";
 export * from "./follow-ups/follow-up.dispatcher.ts";
 export { toJobRequest } from "./follow-ups/follow-up-job.ts";
+export {
+  listAwaitingAnalysis,
+  listAwaitingDevOrReview,
+  listAwaitingPostmortem,
+  type AwaitedFollowUp,
+} from "./follow-ups/follow-up-sql.ts";
+export { createGroupCommit, type GroupCommitOptions } from "./sql/group-commit.ts";
+export { isConflictSqlError, isPoisonSqlError } from "./sql/poison-sql.ts";

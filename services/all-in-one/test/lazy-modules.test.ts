@@ -14,6 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const PROBE = fileURLToPath(new URL("./support/loaded-packages.ts", import.meta.url));
 
+/** Prisma's query compiler (its wasm and the base64 source of it), loaded at the first Prisma query. */
+const QUERY_COMPILER = "@prisma/client/runtime/query_compiler";
+
 let database: TestDatabase;
 let redis: TestRedis;
 
@@ -56,6 +59,28 @@ describe("all-in-one loads a feature's heavy modules only when the feature is us
     expect(await probe(env, ["@bull-board"])).toEqual({
       started: { "@bull-board": false },
       fetched: { status: 200, loaded: { "@bull-board": true } },
+    });
+  }, 120_000);
+
+  it("idles through every periodic sweep and a readiness probe without loading Prisma's query compiler", async () => {
+    // Each sweep runs every 100 ms, so the idle second and a half holds several passes of each;
+    // their idle queries go through the plain pg pool (the compiler costs ~10 MB of RSS).
+    const sweepEvery = "100";
+    const env = {
+      BULL_BOARD_DISABLED: "true",
+      PROBE_IDLE_MS: "1500",
+      // Readiness probes run while idle too (503 here: nothing answers for opencode).
+      PROBE_FETCH: "/health/ready",
+      RECONCILER_INTERVAL_MS: sweepEvery,
+      ANALYST_SWEEP_INTERVAL_MS: sweepEvery,
+      PIPELINE_SWEEP_INTERVAL_MS: sweepEvery,
+      NOTIFIER_STALE_SWEEP_INTERVAL_MS: sweepEvery,
+      NOTIFIER_LEFT_SENDING_SWEEP_MS: sweepEvery,
+    };
+    expect(await probe(env, [QUERY_COMPILER])).toEqual({
+      started: { [QUERY_COMPILER]: false },
+      idled: { [QUERY_COMPILER]: false },
+      fetched: { status: expect.any(Number), loaded: { [QUERY_COMPILER]: false } },
     });
   }, 120_000);
 });

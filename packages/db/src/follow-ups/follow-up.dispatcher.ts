@@ -2,6 +2,7 @@ import type { AnyJobRequest } from "@ratatoskr/contracts";
 import type { FollowUp, PrismaClient } from "../../generated/client.ts";
 import { createDispatchMarks, markDispatchedWriter } from "./dispatch-marks.ts";
 import { toJobRequest } from "./follow-up-job.ts";
+import { listUndispatchedFollowUps } from "./follow-up-sql.ts";
 
 /** Subset of pino's Logger the dispatcher uses. */
 export interface DispatchLogger {
@@ -91,12 +92,7 @@ export function createFollowUpDispatcher({
     olderThanMs = DEFAULT_OLDER_THAN_MS,
     limit = DEFAULT_LIMIT,
   }: ReconcileOptions = {}) {
-    const lost = await prisma.followUp.findMany({
-      where: { dispatchedAt: null, createdAt: { lte: new Date(Date.now() - olderThanMs) } },
-      orderBy: { id: "asc" },
-      take: limit,
-    });
-    return dispatch(lost);
+    return dispatch(await listUndispatchedFollowUps(prisma, new Date(Date.now() - olderThanMs), limit));
   }
 
   function startReconciler({

@@ -2,6 +2,7 @@ import { Prisma, type Notification } from "../../generated/client.ts";
 import type pg from "pg";
 import type { DbClient } from "../database.ts";
 import { NotificationSql, type ChatHead } from "./notification-sql.ts";
+import { NotificationSweepSql } from "./notification-sweep-sql.ts";
 
 export type { ChatHead } from "./notification-sql.ts";
 
@@ -26,6 +27,7 @@ export interface NewNotification {
  */
 export class NotificationRepository {
   private readonly sql: NotificationSql | undefined;
+  private readonly sweepSql: NotificationSweepSql | undefined;
 
   /** `pool`: the pg pool under the client, for the notifier's per-message statements. */
   constructor(
@@ -33,6 +35,7 @@ export class NotificationRepository {
     pool?: pg.Pool,
   ) {
     this.sql = pool ? new NotificationSql(pool) : undefined;
+    this.sweepSql = pool ? new NotificationSweepSql(pool) : undefined;
   }
 
   /** A message outside any transition (a refusal, a `/status` reply); the caller enqueues its notify job. */
@@ -170,6 +173,7 @@ export class NotificationRepository {
    * their notify job was never queued or was lost with Redis, so the notifier queues them itself.
    */
   async listStalePending(olderThanMs: number, limit = 100): Promise<number[]> {
+    if (this.sweepSql) return this.sweepSql.listStalePending(new Date(Date.now() - olderThanMs), limit);
     const rows = await this.db.notification.findMany({
       where: {
         status: { in: ["pending", "sending"] },
@@ -194,6 +198,7 @@ export class NotificationRepository {
     { claimedBeforeMs, pendingBeforeMs }: { claimedBeforeMs: number; pendingBeforeMs: number },
     limit = 100,
   ): Promise<number[]> {
+    if (this.sweepSql) return this.sweepSql.listChatsLeftBehind(claimedBeforeMs, pendingBeforeMs, limit);
     // Database time, as the rows' own stamps.
     const now = Prisma.sql`(now() AT TIME ZONE 'UTC')`;
     const claimedBefore = Prisma.sql`${now} - ${claimedBeforeMs}::int * interval '1 millisecond'`;
@@ -220,13 +225,12 @@ export class NotificationRepository {
    * so they become `uncertain`.
    */
   async settleStaleSending(olderThanMs: number): Promise<number> {
+    const claimedBefore = new Date(Date.now() - olderThanMs);
+    const error = "notifier stopped mid-send; delivery unknown";
+    if (this.sweepSql) return this.sweepSql.settleStaleSending(claimedBefore, error);
     const { count } = await this.db.notification.updateMany({
-      where: { status: "sending", claimedAt: { lt: new Date(Date.now() - olderThanMs) } },
-      data: {
-        status: "uncertain",
-        uncertainAt: new Date(),
-        error: "notifier stopped mid-send; delivery unknown",
-      },
+      where: { status: "sending", claimedAt: { lt: claimedBefore } },
+      data: { status: "uncertain", uncertainAt: new Date(), error },
     });
     return count;
   }

@@ -2,7 +2,6 @@
  * Postgres refused the statement for the data it carries, so the same input will always fail:
  * SQLSTATE class 22 (data exception: out of range, NUL bytes, bad encoding), 23 (integrity) or
  * 54 (too long). Anything else, an outage above all, may pass when tried again.
- * (The Gitea intake has the same test; it could import this one.)
  */
 export function isPoisonSqlError(error: unknown): boolean {
   return /^(22|23|54)[0-9A-Z]{3}$/.test(sqlState(error) ?? "");

@@ -16,6 +16,13 @@ export function sqlPoolOf(prisma: PrismaClient): pg.Pool | undefined {
   return pools.get(prisma);
 }
 
+/** The pool for paths that have no Prisma fallback (the idle sweeps: Prisma's query compiler stays unloaded while idle). */
+export function requireSqlPool(prisma: PrismaClient): pg.Pool {
+  const pool = pools.get(prisma);
+  if (!pool) throw new Error("this query needs the pg pool of a client made by createDatabase");
+  return pool;
+}
+
 const TIMESTAMP_OID = 1114;
 const INT8_OID = 20;
 

@@ -1,5 +1,5 @@
-import { QUEUE } from "@ratatoskr/contracts";
-import type { PrismaClient } from "@ratatoskr/db";
+import type { QUEUE } from "@ratatoskr/contracts";
+import { listAwaitingDevOrReview, type PrismaClient } from "@ratatoskr/db";
 import { envDurationMs, type QueueSet } from "@ratatoskr/runtime";
 import { reportUnlessMovedOn, type TransitionFn } from "../run/step-job.ts";
 import type { SweptStep } from "./step-sweeper.ts";
@@ -43,14 +43,7 @@ export function runningStep(deps: RunningStepDeps, queue: StepQueue): SweptStep 
   return {
     name: STEP_NAMES[queue],
     async waiting() {
-      const tasks = await deps.prisma.task.findMany({
-        where: { source: "telegram", status: { in: ["approved", "running"] } },
-        select: { id: true, followUps: { where: { queue: { in: [QUEUE.dev, QUEUE.review] } }, orderBy: { id: "desc" }, take: 1 } },
-      });
-      return tasks.flatMap((task) => {
-        const followUp = task.followUps[0];
-        return followUp?.queue === queue ? [{ taskId: task.id, followUp }] : [];
-      });
+      return (await listAwaitingDevOrReview(deps.prisma)).filter((awaited) => awaited.followUp.queue === queue);
     },
     jobState: (jobId) => deps.queues.queues[queue].getJobState(jobId),
     async release(step, state, logger) {

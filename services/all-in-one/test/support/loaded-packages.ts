@@ -1,22 +1,38 @@
 /**
  * Child process for lazy-loading tests: starts the all-in-one host (env from the parent) and
- * prints one JSON line telling, for each package named in argv, whether any of its CommonJS
- * modules was loaded once started, and, with PROBE_FETCH=<path>, the status of a GET of that path
- * (Bull Board's credentials) and what was loaded after it. Then it shuts down.
+ * prints one JSON line telling, for each module path named in argv (a package such as
+ * `@bull-board`, or a path prefix inside one), whether a CommonJS or ES module under it was
+ * loaded once started; with PROBE_IDLE_MS=<ms>, what was loaded after idling that long (the
+ * idle time is what is tested: every periodic task runs in it); with PROBE_FETCH=<path>, the
+ * status of a GET of that path (Bull Board's credentials) and what was loaded after it. Then it
+ * shuts down.
  */
-import { createRequire } from "node:module";
+import { createRequire, register } from "node:module";
+import { setTimeout as sleep } from "node:timers/promises";
+import { MessageChannel } from "node:worker_threads";
 import { startHost } from "@ratatoskr/service-host";
 import { ALL_SERVICES } from "../../src/services.ts";
 
+const esModules = new Set<string>();
+const { port1, port2 } = new MessageChannel();
+port1.on("message", (url: string) => esModules.add(url));
+port1.unref();
+register("./esm-loads-hooks.mjs", import.meta.url, { data: { port: port2 }, transferList: [port2] });
+
 const cache = createRequire(import.meta.url).cache;
-const packages = process.argv.slice(2);
-const loaded = () =>
-  Object.fromEntries(
-    packages.map((pkg) => [pkg, Object.keys(cache).some((path) => path.includes(`/node_modules/${pkg}/`))]),
-  );
+const modules = process.argv.slice(2);
+const loaded = () => {
+  const paths = [...Object.keys(cache), ...esModules];
+  return Object.fromEntries(modules.map((name) => [name, paths.some((path) => path.includes(`/node_modules/${name}`))]));
+};
 
 const host = await startHost({ name: "all-in-one", services: ALL_SERVICES, handleSignals: false });
 const report: Record<string, unknown> = { started: loaded() };
+const idleMs = Number(process.env.PROBE_IDLE_MS ?? 0);
+if (idleMs > 0) {
+  await sleep(idleMs);
+  report.idled = loaded();
+}
 const path = process.env.PROBE_FETCH;
 if (path) {
   const credentials = Buffer.from(`admin:${process.env.BULL_BOARD_PASSWORD}`).toString("base64");

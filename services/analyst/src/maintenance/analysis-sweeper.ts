@@ -1,5 +1,5 @@
 import { QUEUE } from "@ratatoskr/contracts";
-import type { FollowUpDispatcher, PrismaClient } from "@ratatoskr/db";
+import { listAwaitingAnalysis, type FollowUpDispatcher, type PrismaClient } from "@ratatoskr/db";
 import { startStepSweeper, sweepStep, type SweepResult, type SweptStep } from "@ratatoskr/pipeline";
 import type { Logger, QueueSet } from "@ratatoskr/runtime";
 import { releaseFailedAnalysis, type TransitionFn } from "../handlers/settle-analysis.ts";
@@ -25,13 +25,7 @@ export interface AnalysisSweeperDeps {
 export function analysisStep(deps: Omit<AnalysisSweeperDeps, "dispatcher" | "logger" | "graceMs">): SweptStep {
   return {
     name: "analysis",
-    async waiting() {
-      const tasks = await deps.prisma.task.findMany({
-        where: { status: "collecting", analysing: true },
-        select: { id: true, followUps: { where: { queue: QUEUE.analyst }, orderBy: { id: "desc" }, take: 1 } },
-      });
-      return tasks.flatMap((task) => (task.followUps[0] ? [{ taskId: task.id, followUp: task.followUps[0] }] : []));
-    },
+    waiting: () => listAwaitingAnalysis(deps.prisma),
     jobState: (jobId) => deps.queues.queues[QUEUE.analyst].getJobState(jobId),
     release: (step, _state, logger) => releaseFailedAnalysis({ transition: deps.transition, logger, taskId: step.taskId }, "unavailable"),
   };

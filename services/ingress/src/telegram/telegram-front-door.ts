@@ -6,7 +6,7 @@ import type { TelegramIntake } from "./config/telegram.config.ts";
 import { abortableSleep } from "./delivery/abortable-sleep.ts";
 import { TelegramPoller } from "./delivery/telegram-poller.ts";
 import { registerTelegramWebhook } from "./delivery/telegram-webhook.route.ts";
-import { UpdateBatcher } from "./delivery/update-batcher.ts";
+import { createUpdateBatcher } from "./delivery/update-batcher.ts";
 import { PoisonUpdateError } from "./delivery/update-failure.ts";
 import { UpdateInbox, type UpdateInboxOptions } from "./delivery/update-inbox.ts";
 import type { BotDeps } from "./handlers/bot-deps.ts";
@@ -60,8 +60,8 @@ export function createTelegramFrontDoor(opts: TelegramFrontDoorOptions): Telegra
     },
   });
 
-  /** Webhook updates arriving together are stored in one statement (see UpdateBatcher). */
-  const batcher = new UpdateBatcher((updates) => store.accept(updates));
+  /** Webhook updates arriving together are stored in one statement (see createUpdateBatcher). */
+  const storeUpdate = createUpdateBatcher((updates) => store.accept(updates));
 
   function incomingOf(body: unknown): IncomingUpdate | null {
     const envelope = updateEnvelope(body);
@@ -133,7 +133,7 @@ export function createTelegramFrontDoor(opts: TelegramFrontDoorOptions): Telegra
           if (stopping.signal.aborted) return "closed";
           const update = incomingOf(body);
           if (!update) return "malformed";
-          await batcher.accept(update);
+          await storeUpdate(update);
           kick(update);
           return "accepted";
         },

@@ -1,6 +1,6 @@
 import { QUEUE, type JobRequest, type QueueName } from "@ratatoskr/contracts";
-import type { PrismaClient, Repositories } from "@ratatoskr/db";
-import type { AwaitedStep, SweptStep } from "@ratatoskr/pipeline";
+import { listAwaitingPostmortem, type PrismaClient, type Repositories } from "@ratatoskr/db";
+import type { SweptStep } from "@ratatoskr/pipeline";
 import type { QueueSet } from "@ratatoskr/runtime";
 import { POSTMORTEM_TEMPLATES, sendNotice } from "../notify/postmortem-notice.ts";
 
@@ -25,21 +25,8 @@ export function postmortemStep(deps: PostmortemStepDeps): SweptStep {
   const now = deps.now ?? Date.now;
   return {
     name: "postmortem",
-    async waiting() {
-      const since = new Date(now() - LOOK_BACK_MS);
-      const tasks = await deps.prisma.task.findMany({
-        where: { status: { in: ["failed", "timeout"] }, followUps: { some: { queue: QUEUE.postmortem, createdAt: { gte: since } } } },
-        select: { id: true, followUps: { where: { queue: QUEUE.postmortem }, orderBy: { id: "desc" }, take: 1 } },
-      });
-      const waiting: AwaitedStep[] = [];
-      for (const task of tasks) {
-        const followUp = task.followUps[0];
-        if (!followUp) continue;
-        const sent = await deps.repos.notifications.findForTaskSince(task.id, POSTMORTEM_TEMPLATES, followUp.createdAt);
-        if (!sent) waiting.push({ taskId: task.id, followUp });
-      }
-      return waiting;
-    },
+    // Waits unless a postmortem message was stored at or after its newest postmortem job.
+    waiting: () => listAwaitingPostmortem(deps.prisma, new Date(now() - LOOK_BACK_MS), POSTMORTEM_TEMPLATES),
     jobState: (jobId) => deps.queues.queues[QUEUE.postmortem].getJobState(jobId),
     async release(step, _state, logger) {
       const task = await deps.repos.tasks.findById(step.taskId);

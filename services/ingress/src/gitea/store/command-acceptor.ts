@@ -1,6 +1,5 @@
 import type { GiteaCommandKind } from "@ratatoskr/contracts";
-import type { Database, FollowUp } from "@ratatoskr/db";
-import { isPoisonSqlError } from "./poison-sql.ts";
+import { createGroupCommit, isPoisonSqlError, type Database, type FollowUp } from "@ratatoskr/db";
 
 /** A new `/agent` comment, as the webhook or the sweep found it. */
 export interface IncomingCommand {
@@ -56,11 +55,9 @@ FROM f JOIN t ON t.id = f.task_id ORDER BY f.id`;
 
 type Row = Pick<FollowUp, "id" | "taskId" | "queue" | "jobId" | "data"> & { commentId: string };
 
-interface Pending {
+interface Item {
   command: IncomingCommand;
   maxRounds: number;
-  resolve(outcome: AcceptOutcome): void;
-  reject(error: unknown): void;
 }
 
 /**
@@ -85,25 +82,24 @@ export interface CommandRounds {
   plan: number;
 }
 
+/** A rejection already marked handled: the group commit attaches its own handlers later. */
+function refused<T>(error: unknown): Promise<T> {
+  const outcome = Promise.reject<T>(error);
+  outcome.catch(() => undefined);
+  return outcome;
+}
+
 /**
  * Accepts commands with group commit: a command arriving while no statement is in flight is
  * written at once; those arriving meanwhile are written together by the next statement (one
  * round trip and one commit for all of them). Each caller learns its own outcome once committed.
+ * Deliveries of one comment are never in one batch: the first is written, the later ones find it.
  */
 export function createCommandAcceptor(pool: Database["pool"], rounds: number | CommandRounds) {
   const { code, plan } = typeof rounds === "number" ? { code: rounds, plan: rounds } : rounds;
-  let waiting: Pending[] = [];
-  let inFlight = 0;
 
-  async function write(batch: Pending[]): Promise<void> {
-    // The first of several deliveries of one comment in a batch is written; the rest are duplicates.
-    const first = new Map<string, Pending>();
-    for (const item of batch) {
-      const key = String(item.command.commentId);
-      if (!first.has(key)) first.set(key, item);
-    }
-    const items = [...first.values()];
-    const col = <T>(f: (p: Pending) => T) => items.map(f);
+  async function write(items: readonly Item[]): Promise<AcceptOutcome[]> {
+    const col = <T>(f: (item: Item) => T) => items.map(f);
     const now = new Date();
     const result = await pool.query<Row>({
       name: "rt-gitea-accept-batch",
@@ -129,52 +125,38 @@ export function createCommandAcceptor(pool: Database["pool"], rounds: number | C
       rows.push({ ...row, createdAt: now, dispatchedAt: null });
       accepted.set(commentId, rows);
     }
-    for (const item of batch) {
-      const key = String(item.command.commentId);
-      const followUps = first.get(key) === item ? accepted.get(key) : undefined;
-      item.resolve(
-        followUps ? { status: "accepted", taskId: followUps[0]!.taskId, followUps } : { status: "duplicate" },
-      );
-    }
+    return items.map((item) => {
+      const followUps = accepted.get(String(item.command.commentId));
+      return followUps ? { status: "accepted", taskId: followUps[0]!.taskId, followUps } : { status: "duplicate" };
+    });
   }
 
   /**
    * A batch that Postgres refuses for its data is written again one command at a time, so one
    * poison command fails alone and its neighbours are stored. An outage fails the whole batch.
    */
-  async function writeIsolating(batch: Pending[]): Promise<void> {
+  async function writeIsolating(items: readonly Item[]): Promise<Promise<AcceptOutcome>[]> {
     try {
-      await write(batch);
+      return (await write(items)).map((outcome) => Promise.resolve(outcome));
     } catch (error) {
       if (!isPoisonSqlError(error)) throw error;
-      if (batch.length === 1) {
-        batch[0]!.reject(new CommandRefusedError(batch[0]!.command.commentId, { cause: error }));
-        return;
-      }
-      for (const item of batch) await writeIsolating([item]).catch((err: unknown) => item.reject(err));
+      if (items.length === 1) return [refused(new CommandRefusedError(items[0]!.command.commentId, { cause: error }))];
+      const outcomes: Promise<AcceptOutcome>[] = [];
+      for (const item of items) outcomes.push(...(await writeIsolating([item]).catch((err: unknown) => [refused<AcceptOutcome>(err)])));
+      return outcomes;
     }
   }
 
-  function flush(): void {
-    while (inFlight < MAX_IN_FLIGHT && waiting.length > 0) {
-      const batch = waiting.slice(0, MAX_BATCH);
-      waiting = waiting.slice(MAX_BATCH);
-      inFlight++;
-      writeIsolating(batch)
-        .catch((error: unknown) => batch.forEach((item) => item.reject(error)))
-        .finally(() => {
-          inFlight--;
-          flush();
-        });
-    }
-  }
+  const acceptItem = createGroupCommit<Item, AcceptOutcome>({
+    write: writeIsolating,
+    keyOf: (item) => item.command.commentId,
+    maxBatch: MAX_BATCH,
+    maxInFlight: MAX_IN_FLIGHT,
+  });
 
   return function accept(command: IncomingCommand): Promise<AcceptOutcome> {
     const planning = command.kind === "plan" || (command.kind === "iterate" && command.target === "issue");
-    return new Promise<AcceptOutcome>((resolve, reject) => {
-      waiting.push({ command, maxRounds: planning ? plan : code, resolve, reject });
-      flush();
-    });
+    return acceptItem({ command, maxRounds: planning ? plan : code });
   };
 }
 

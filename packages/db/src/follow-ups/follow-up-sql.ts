@@ -1,0 +1,70 @@
+import { QUEUE } from "@ratatoskr/contracts";
+import type { FollowUp, PrismaClient } from "../../generated/client.ts";
+import { camelRow, prismaLikeTypes, requireSqlPool } from "../sql/sql-pool.ts";
+
+/**
+ * The periodic idle reads of follow-ups (the reconciler, the step sweeps) in plain SQL on the pg
+ * pool: through Prisma they would load its query compiler into an idle process (~10 MB of RSS).
+ * Rows come back exactly as Prisma's would. JS instants go in as UTC text cast to `timestamp`,
+ * as Prisma writes them.
+ */
+
+/** A task waiting on a job, with its newest follow-up on the step's queues. */
+export interface AwaitedFollowUp {
+  taskId: number;
+  followUp: FollowUp;
+}
+
+const LIST_UNDISPATCHED = `SELECT * FROM follow_ups
+  WHERE dispatched_at IS NULL AND created_at <= $1::timestamp
+  ORDER BY id LIMIT $2`;
+
+/** Each task's newest follow-up on the queues $1, for the tasks the WHERE clause picks. */
+const newestFollowUp = (taskWhere: string) => `SELECT f.* FROM tasks t
+  CROSS JOIN LATERAL (SELECT * FROM follow_ups f WHERE f.task_id = t.id AND f.queue = ANY($1::text[])
+    ORDER BY f.id DESC LIMIT 1) f
+  WHERE ${taskWhere}
+  ORDER BY t.id`;
+
+const AWAITING_ANALYSIS = newestFollowUp(`t.status = 'collecting' AND t.analysing`);
+const AWAITING_DEV_OR_REVIEW = newestFollowUp(`t.source = 'telegram' AND t.status IN ('approved', 'running')`);
+/** $2: only failures with a postmortem asked since then; $3: the templates that answer one. */
+const AWAITING_POSTMORTEM = newestFollowUp(`t.status IN ('failed', 'timeout')
+    AND EXISTS (SELECT 1 FROM follow_ups p WHERE p.task_id = t.id AND p.queue = ANY($1::text[]) AND p.created_at >= $2::timestamp)
+    AND NOT EXISTS (SELECT 1 FROM notifications n
+      WHERE n.task_id = t.id AND n.template = ANY($3::text[]) AND n.created_at >= f.created_at)`);
+
+async function followUps(prisma: PrismaClient, name: string, text: string, values: unknown[]): Promise<FollowUp[]> {
+  const { rows } = await requireSqlPool(prisma).query({ name, text, values, types: prismaLikeTypes });
+  return rows.map((row: Record<string, unknown>) => camelRow<FollowUp>(row));
+}
+
+const awaited = (rows: FollowUp[]): AwaitedFollowUp[] => rows.map((followUp) => ({ taskId: followUp.taskId, followUp }));
+
+/** Not yet dispatched and created at or before `createdBy`, oldest first. */
+export function listUndispatchedFollowUps(prisma: PrismaClient, createdBy: Date, limit: number): Promise<FollowUp[]> {
+  return followUps(prisma, "rt-follow-ups-undispatched", LIST_UNDISPATCHED, [createdBy.toISOString(), limit]);
+}
+
+/** Tasks in `collecting` with an analysis running, with their newest analyst follow-up. */
+export async function listAwaitingAnalysis(prisma: PrismaClient): Promise<AwaitedFollowUp[]> {
+  return awaited(await followUps(prisma, "rt-awaiting-analysis", AWAITING_ANALYSIS, [[QUEUE.analyst]]));
+}
+
+/** Telegram tasks `approved` or `running`, with their newest dev-or-review follow-up. */
+export async function listAwaitingDevOrReview(prisma: PrismaClient): Promise<AwaitedFollowUp[]> {
+  return awaited(await followUps(prisma, "rt-awaiting-dev-review", AWAITING_DEV_OR_REVIEW, [[QUEUE.dev, QUEUE.review]]));
+}
+
+/**
+ * Failed or timed-out tasks with a postmortem asked at or after `since`, with their newest
+ * postmortem follow-up, unless a message with one of `sentTemplates` was stored at or after it.
+ */
+export async function listAwaitingPostmortem(
+  prisma: PrismaClient,
+  since: Date,
+  sentTemplates: readonly string[],
+): Promise<AwaitedFollowUp[]> {
+  const values = [[QUEUE.postmortem], since.toISOString(), [...sentTemplates]];
+  return awaited(await followUps(prisma, "rt-awaiting-postmortem", AWAITING_POSTMORTEM, values));
+}
