@@ -1,5 +1,6 @@
 import { useTestRepositories } from "./support/test-repositories.ts";
 import { describe, expect, it, vi } from "vitest";
+import { sqlPoolOf } from "../src/sql/sql-pool.ts";
 
 const db = useTestRepositories();
 
@@ -56,6 +57,28 @@ describe("NotificationRepository, sender side", () => {
     await db.repos.notifications.markSent(second!.id, [7n]);
     expect(await db.repos.notifications.claimNextForChat(506)).toEqual({ head: null, claimed: false, more: false });
     expect((await db.repos.notifications.findById(other!.id))?.status).toBe("pending");
+  });
+
+  it("claims the next message of chats drained at once in one statement, each drain its own head or nothing", async () => {
+    const [a1, a2, b1, c1] = [await message(531), await message(531), await message(532), await message(533)];
+    await db.repos.notifications.claim(c1!.id); // its sender died: comes back unclaimed
+    const pool = sqlPoolOf(db.prisma)!;
+    const query = vi.spyOn(pool, "query");
+    try {
+      const heads = await Promise.all([531, 532, 533, 534].map((chatId) => db.repos.notifications.claimNextForChat(chatId)));
+
+      expect(heads).toEqual([
+        { claimed: true, more: true, head: expect.objectContaining({ id: a1!.id, status: "sending", attempts: 1 }) },
+        { claimed: true, more: false, head: expect.objectContaining({ id: b1!.id, status: "sending", chatId: 532n }) },
+        { claimed: false, more: false, head: expect.objectContaining({ id: c1!.id, status: "sending" }) },
+        { head: null, claimed: false, more: false },
+      ]);
+      expect(query).toHaveBeenCalledTimes(1);
+    } finally {
+      query.mockRestore();
+    }
+    expect((await db.repos.notifications.findById(a2!.id))?.status).toBe("pending");
+    expect((await db.repos.notifications.findById(c1!.id))?.attempts).toBe(1);
   });
 
   it("lists chats left behind: a message claimed a while ago, or an untried head stored a while ago", async () => {

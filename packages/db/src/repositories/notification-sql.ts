@@ -25,22 +25,27 @@ const LIST_UNSETTLED = `SELECT * FROM notifications
   WHERE channel = 'telegram' AND chat_id = $1 AND status IN ('pending', 'sending') AND id > $2
   ORDER BY id LIMIT $3`;
 /**
- * A chat's oldest unsettled message, claimed in the same statement when it is pending (a
- * `sending` one is returned as it is: a sender died with it), and whether another one follows.
- * The claim stays guarded by the status, so a stale head can cost a skipped claim, never two.
+ * For each chat given, its oldest unsettled message, claimed in the same statement when it is
+ * pending (a `sending` one is returned as it is: a sender died with it), and whether another one
+ * follows; a chat with none has no row. Concurrent drains' claims go together in one statement
+ * and one commit. The claim stays guarded by the status, so a stale head can cost a skipped
+ * claim, never two.
  */
-const CLAIM_NEXT = `WITH head AS (
-    SELECT id FROM notifications
-    WHERE channel = 'telegram' AND chat_id = $1 AND status IN ('pending', 'sending')
-    ORDER BY id LIMIT 2),
-  first AS (SELECT min(id) AS id, count(*) > 1 AS more FROM head),
+const CLAIM_NEXT = `WITH first AS (
+    SELECT min(h.id) AS id, count(*) > 1 AS more
+    FROM unnest($1::bigint[]) AS r(chat_id)
+    CROSS JOIN LATERAL (
+      SELECT id FROM notifications
+      WHERE channel = 'telegram' AND chat_id = r.chat_id AND status IN ('pending', 'sending')
+      ORDER BY id LIMIT 2) h
+    GROUP BY r.chat_id),
   claimed AS (
-    UPDATE notifications SET status = 'sending', attempts = attempts + 1, claimed_at = ${NOW}
-    WHERE id = (SELECT id FROM first) AND status = 'pending' RETURNING *)
-  SELECT c.*, true AS is_claimed, (SELECT more FROM first) AS has_more FROM claimed c
+    UPDATE notifications n SET status = 'sending', attempts = n.attempts + 1, claimed_at = ${NOW}
+    FROM first f WHERE n.id = f.id AND n.status = 'pending' RETURNING n.*)
+  SELECT c.*, true AS is_claimed, f.more AS has_more FROM claimed c JOIN first f ON f.id = c.id
   UNION ALL
-  SELECT n.*, false, (SELECT more FROM first) FROM notifications n
-    WHERE n.id = (SELECT id FROM first) AND NOT EXISTS (SELECT 1 FROM claimed)`;
+  SELECT n.*, false, f.more FROM first f JOIN notifications n ON n.id = f.id
+    WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.id = f.id)`;
 const CLAIM = `UPDATE notifications SET status = 'sending', attempts = attempts + 1, claimed_at = ${NOW}
   WHERE id = $1 AND status = 'pending' RETURNING *`;
 /** Many sends' results at once: ids, and each one's Telegram message ids joined by commas. */
@@ -73,17 +78,29 @@ export class NotificationSql {
     return this.rows("rt-notification-unsettled", LIST_UNSETTLED, [String(chatId), afterId, limit]);
   }
 
-  async claimNextForChat(chatId: number | bigint): Promise<ChatHead> {
-    const result = await this.pool.query({
-      name: "rt-notification-claim-next",
-      text: CLAIM_NEXT,
-      values: [String(chatId)],
-      types: prismaLikeTypes,
-    });
-    const row = result.rows[0] as Record<string, unknown> | undefined;
-    if (!row) return { head: null, claimed: false, more: false };
-    const { is_claimed: claimed, has_more: more, ...fields } = row;
-    return { head: toNotification(fields), claimed: claimed === true, more: more === true };
+  /** Claims that arrive while two are in flight go together in the next statement (group commit). */
+  private readonly claimNextGrouped = createGroupCommit<bigint, ChatHead>({
+    write: async (chatIds) => {
+      const result = await this.pool.query({
+        name: "rt-notification-claim-next-many",
+        text: CLAIM_NEXT,
+        values: [chatIds.map(String)],
+        types: prismaLikeTypes,
+      });
+      const heads = new Map<bigint, ChatHead>();
+      for (const { is_claimed: claimed, has_more: more, ...fields } of result.rows as Array<Record<string, unknown>>) {
+        const head = toNotification(fields);
+        heads.set(head.chatId!, { head, claimed: claimed === true, more: more === true });
+      }
+      return chatIds.map((chatId) => Promise.resolve(heads.get(chatId) ?? { head: null, claimed: false, more: false }));
+    },
+    keyOf: (chatId) => chatId,
+    maxBatch: 100,
+    maxInFlight: 2,
+  });
+
+  claimNextForChat(chatId: number | bigint): Promise<ChatHead> {
+    return this.claimNextGrouped(BigInt(chatId));
   }
 
   async claim(id: number): Promise<Notification | null> {
