@@ -26,7 +26,31 @@ function busiestWindow(times: number[], windowMs: number): number {
   return most;
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 describe("send pacer", () => {
+  it("moves a slot whose send left late to the send's time, so late sends never bunch up with the next second's", async () => {
+    const rate = 2;
+    const pacer = createSendPacer({ redis, prefix: `${t.prefix}:late`, globalPerSecond: rate, chatIntervalMs: 1 });
+    const signal = new AbortController().signal;
+    const sends: number[] = [];
+    const send = async (slot: Awaited<ReturnType<typeof pacer.takeSlot>>) => {
+      await pacer.confirmSlot(slot, signal);
+      sends.push(Date.now());
+    };
+    const late = await pacer.takeSlot(1, signal);
+    await send(await pacer.takeSlot(2, signal));
+    // The first slot's send is held up (a slow claim and render on a loaded machine).
+    await sleep(900);
+    await send(late);
+    // The slots' original second has passed: two more chats want to send at once.
+    await sleep(200);
+    await Promise.all([3, 4].map(async (chat) => send(await pacer.takeSlot(chat, signal))));
+
+    expect(sends).toHaveLength(4);
+    expect(busiestWindow(sends, 1_000)).toBeLessThanOrEqual(rate);
+  });
+
   it("never lets more than the overall rate into any sliding second, across replicas and chats", async () => {
     const rate = 8;
     // Two replicas sharing Redis, as two notifier processes would.

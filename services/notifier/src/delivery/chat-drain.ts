@@ -10,7 +10,7 @@ import {
   type DeliveryDeps,
   type DeliveryOutcome,
 } from "./deliver-notification.ts";
-import { SlotDeferredError, type SendPacer } from "./send-pacer.ts";
+import { SlotDeferredError, type SendPacer, type TakenSlot } from "./send-pacer.ts";
 
 export interface ChatDrainDeps extends DeliveryDeps {
   pacer: SendPacer;
@@ -31,11 +31,11 @@ export class ChatSendError extends Error {
 }
 
 /** Waits for the chat's next send slot (the lease's own call may have taken it). A long hold (429) defers the job. */
-async function takeSlot(deps: ChatDrainDeps, lease: ChatLease, signal: AbortSignal): Promise<void> {
+async function takeSlot(deps: ChatDrainDeps, lease: ChatLease, signal: AbortSignal): Promise<TakenSlot> {
   try {
     // The previous message's hold first, then the slot.
     await lease.flushSent();
-    if (!lease.takePrefetchedSlot()) await deps.pacer.takeSlot(lease.chatId, signal);
+    return lease.takePrefetchedSlot() ?? (await deps.pacer.takeSlot(lease.chatId, signal));
   } catch (err) {
     if (err instanceof SlotDeferredError)
       throw new RetryLaterError(err.waitMs, `chat ${lease.chatId} is on hold`);
@@ -47,10 +47,12 @@ async function takeSlot(deps: ChatDrainDeps, lease: ChatLease, signal: AbortSign
 async function sendClaimed(
   deps: ChatDrainDeps,
   claimed: Notification,
-  { lease, finalAttempt, logger }: ChatDrainRequest,
+  slot: TakenSlot,
+  { lease, finalAttempt, logger, signal }: ChatDrainRequest,
 ): Promise<DeliveryOutcome> {
   const message = await renderNotification(deps, claimed);
   if (!message.ok) return failUnrenderable(deps, claimed, message.problem, logger);
+  await deps.pacer.confirmSlot(slot, signal);
   return deliverClaimed(deps, claimed, message, { finalAttempt, logger, signal: lease.lost });
 }
 
@@ -71,18 +73,18 @@ export async function drainChat(
   const { lease, targetId, signal, logger } = request;
   const chatId = lease.chatId;
   let target: DeliveryOutcome | undefined;
-  let holdsSlot = false;
+  let slot: TakenSlot | undefined;
   for (;;) {
     signal.throwIfAborted();
     if (lease.lost.aborted) throw new RetryLaterError(0, `lost the send lease of chat ${chatId}`);
-    if (!holdsSlot) await takeSlot(deps, lease, signal);
-    holdsSlot = true;
+    slot ??= await takeSlot(deps, lease, signal);
     const { head, claimed, more } = await deps.notifications.claimNextForChat(chatId);
     if (!head) return target;
     let outcome: DeliveryOutcome;
     if (claimed) {
-      holdsSlot = false;
-      outcome = await sendClaimed(deps, head, request);
+      const taken = slot;
+      slot = undefined;
+      outcome = await sendClaimed(deps, head, taken, request);
     } else if (head.status === "sending") {
       outcome = await settleDoubt(
         deps,

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "@ratatoskr/runtime";
 import { luaScript } from "./lua-script.ts";
-import { HOLD_CHAT_FN, TAKE_SLOT_FN, type PacerScriptArgs } from "./send-pacer.ts";
+import { HOLD_CHAT_FN, TAKE_SLOT_FN, type PacerScriptArgs, type TakenSlot } from "./send-pacer.ts";
 
 /**
  * Frees the leases given (each: the last send's hold on its chat recorded, the lease deleted only
@@ -49,8 +49,8 @@ export interface ChatLease {
   readonly chatId: number;
   /** Aborts when a renewal found the lease gone (expired, maybe taken by another job). */
   readonly lost: AbortSignal;
-  /** True once: the chat's send slot was free and taken with the lease. */
-  takePrefetchedSlot(): boolean;
+  /** Once: the chat's send slot, when it was free and taken with the lease. */
+  takePrefetchedSlot(): TakenSlot | undefined;
   /**
    * A message just went out as `parts` Telegram messages: the chat is held a chat interval per
    * part from now. Recorded with the next slot's wait or the release, not in a round trip of its own.
@@ -122,12 +122,13 @@ export class ChatLocks {
     const key = `${this.options.prefix}:notifier:chat-lock:${chatId}`;
     const paceKey = pacer.chatKey(chatId);
     const token = randomUUID();
+    const member = randomUUID();
     const answer = await this.leases({
       keys: [key, pacer.globalKey, paceKey],
-      args: [token, String(ttlMs), ...pacer.slotArgs, randomUUID()],
+      args: [token, String(ttlMs), ...pacer.slotArgs, member],
     });
     if (answer[0] !== 1) return null;
-    let prefetched = answer[1] === 0;
+    let prefetched: TakenSlot | undefined = answer[1] === 0 ? { member, at: Date.now() } : undefined;
     let owedParts = 0;
     const lost = new AbortController();
     const renew = async () => {
@@ -156,7 +157,7 @@ export class ChatLocks {
       lost: lost.signal,
       takePrefetchedSlot: () => {
         const had = prefetched;
-        prefetched = false;
+        prefetched = undefined;
         return had;
       },
       noteSent: (parts) => {

@@ -11,13 +11,25 @@ export class SlotDeferredError extends Error {
   }
 }
 
+/** A send slot in the bot's overall log: its member there and when (this process's clock) it was taken. */
+export interface TakenSlot {
+  member: string;
+  at: number;
+}
+
 export interface SendPacer {
   /**
    * Resolves when one more message may go to `chatId`: within the bot's overall rate and at
    * least one chat interval after the chat's previous message. Waits in place for short gaps;
    * throws SlotDeferredError when the chat is held longer (after a 429).
    */
-  takeSlot(chatId: number, signal: AbortSignal): Promise<void>;
+  takeSlot(chatId: number, signal: AbortSignal): Promise<TakenSlot>;
+  /**
+   * Called right before the send: a slot taken more than a few ms ago (the claim and rendering
+   * took long, as on a loaded machine) is moved to now in the overall log, waiting if the rate is
+   * used up, so the log's times are the real send times and late sends never bunch up.
+   */
+  confirmSlot(slot: TakenSlot, signal: AbortSignal): Promise<void>;
   /** Telegram said "retry after": no message to this chat for `waitMs`, on any replica. */
   holdChat(chatId: number, waitMs: number): Promise<void>;
   /**
@@ -52,11 +64,14 @@ export interface SendPacerOptions {
 const IN_PLACE_SLACK_MS = 250;
 
 /**
- * The overall window is a little longer than a second: a slot is taken a few ms before its
- * send goes out, and sends that leave late must still never put more than the rate into any
- * sliding second as Telegram sees them.
+ * The overall window is a little longer than a second: a slot is taken (or confirmed) a few ms
+ * before its send goes out, and sends must still never put more than the rate into any sliding
+ * second as Telegram sees them.
  */
 const GLOBAL_WINDOW_MS = 1_050;
+
+/** A slot older than this at send time is moved to now (well inside the window's 50 ms margin). */
+const SLOT_FRESH_MS = 20;
 
 /**
  * One round trip per slot: the chat's hold, then a sliding-window log of the bot's sends
@@ -82,6 +97,26 @@ local function take_slot(globalKey, chatKey, limit, window, interval, member)
   redis.call("SET", chatKey, now + interval, "PX", interval)
   return 0
 end`;
+
+/**
+ * Moves a taken slot (`member`) to now in the overall log, if the rate allows; otherwise keeps
+ * it where it was and returns minus the wait. Arguments: global log key, limit, window ms, member.
+ */
+const MOVE_SLOT = luaScript(`
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local key, limit, window, member = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local old = redis.call("ZSCORE", key, member)
+redis.call("ZREM", key, member)
+redis.call("ZREMRANGEBYSCORE", key, "-inf", now - window)
+if redis.call("ZCARD", key) >= limit then
+  if old and tonumber(old) > now - window then redis.call("ZADD", key, old, member) end
+  local oldest = redis.call("ZRANGE", key, 0, 0, "WITHSCORES")
+  return -math.max(1, tonumber(oldest[2]) + window - now + 1)
+end
+redis.call("ZADD", key, now, member)
+redis.call("PEXPIRE", key, window)
+return 0`);
 
 const TAKE_SLOT = luaScript(`${TAKE_SLOT_FN}
 return take_slot(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4])`);
@@ -138,7 +173,16 @@ export function createSendPacer(options: SendPacerOptions): SendPacer {
         const waitMs = Number(
           await TAKE_SLOT(redis, [globalKey, chatKey(chatId)], [...slotArgs, member]),
         );
-        if (await afterWait(waitMs, signal)) return;
+        if (await afterWait(waitMs, signal)) return { member, at: Date.now() };
+      }
+    },
+    async confirmSlot(slot, signal) {
+      if (Date.now() - slot.at <= SLOT_FRESH_MS) return;
+      for (;;) {
+        signal.throwIfAborted();
+        const waitMs = Number(await MOVE_SLOT(redis, [globalKey], [slotArgs[0], slotArgs[1], slot.member]));
+        if (waitMs === 0) return;
+        await sleep(Math.abs(waitMs), undefined, { signal });
       }
     },
     holdChat,
