@@ -24,6 +24,11 @@ export interface DatabaseOptions {
   connectionString: string;
   /** Postgres schema holding the tables. Default `public`. */
   schema?: string;
+  /**
+   * An idle pooled connection failed (Postgres stopped or restarted ended it). The pool drops it
+   * and connects anew on the next query; this only reports it. Default: ignored.
+   */
+  onIdleError?: (error: Error) => void;
 }
 
 export interface Database {
@@ -40,9 +45,12 @@ export interface Database {
  * (`SELECT … FOR UPDATE`), so both see the same tables. The pg pool is ours and shared with
  * the adapter, so the hot paths written in plain SQL use the same connections.
  */
-export function createDatabase({ connectionString, schema = "public" }: DatabaseOptions): Database {
+export function createDatabase({ connectionString, schema = "public", onIdleError }: DatabaseOptions): Database {
   assertSchemaName(schema);
   const pool = new pg.Pool({ connectionString, options: `-c search_path=${schema}` });
+  // Heard from the start: Prisma adds its own listener only once it connects, and a process whose
+  // idle sweeps use this pool directly may never let it. An unheard `error` would crash the process.
+  pool.on("error", (error) => onIdleError?.(error));
   const adapter = new PrismaPg(pool, { schema });
   const prisma = new PrismaClient({ adapter });
   registerSqlPool(prisma, pool);

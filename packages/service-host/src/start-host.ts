@@ -113,6 +113,12 @@ async function assemble(
   const db = createDatabase({
     connectionString: config.database.url,
     ...(config.database.schema ? { schema: config.database.schema } : {}),
+    // The error carries the whole pg client: its code and message say enough.
+    onIdleError: (err) =>
+      logger.warn(
+        { code: (err as { code?: string }).code, reason: err.message },
+        "an idle Postgres connection was closed; the next query connects anew",
+      ),
   });
   shutdown.register("database", "prisma", () => db.close());
   const databaseCheck = await checkDatabase(db, config.database.url, startupWait);
