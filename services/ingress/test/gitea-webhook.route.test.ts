@@ -1,9 +1,8 @@
 import { signBody } from "@ratatoskr/gitea";
-import { createLogger } from "@ratatoskr/runtime";
 import { giteaJson } from "@ratatoskr/testkit";
 import Fastify from "fastify";
-import { Writable } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
+import { capturedLogger } from "./support/captured-logger.ts";
 import { coalescedDispatch } from "../src/gitea/store/coalesced-dispatch.ts";
 import type { IncomingCommand } from "../src/gitea/store/command-acceptor.ts";
 import { GITEA_WEBHOOK_PATH, registerGiteaWebhook } from "../src/gitea/webhook/gitea-webhook.route.ts";
@@ -12,16 +11,7 @@ const SECRET = "route-gitea-secret";
 
 /** The route alone on a bare app, its log lines captured, accepting every command as new. */
 async function routeUnderTest() {
-  const lines: Array<Record<string, unknown>> = [];
-  const raw: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      raw.push(chunk.toString());
-      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      done();
-    },
-  });
-  const logger = createLogger({ service: "ingress", level: "info", destination });
+  const { logger, lines, raw } = capturedLogger();
   const accepted: IncomingCommand[] = [];
   const app = Fastify({ logger: false });
   await registerGiteaWebhook(app, {

@@ -1,7 +1,6 @@
-import { createLogger } from "@ratatoskr/runtime";
 import Fastify, { type FastifyInstance } from "fastify";
-import { Writable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { capturedLogger } from "./support/captured-logger.ts";
 import {
   registerTelegramWebhook,
   TELEGRAM_SECRET_HEADER,
@@ -13,16 +12,7 @@ const PATH = "/telegram/webhook";
 
 /** The route alone on a bare app, with its log lines captured and what it accepted recorded. */
 async function routeUnderTest() {
-  const lines: Array<Record<string, unknown>> = [];
-  const raw: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      raw.push(chunk.toString());
-      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      done();
-    },
-  });
-  const logger = createLogger({ service: "ingress", level: "info", destination });
+  const { logger, lines, raw } = capturedLogger();
   const accepted: unknown[] = [];
   let outcome: WebhookOutcome = "accepted";
   const app = Fastify({ logger: false });
