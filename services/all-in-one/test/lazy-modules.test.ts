@@ -57,11 +57,13 @@ describe("all-in-one loads a feature's heavy modules only when the feature is us
     });
   }, 120_000);
 
-  it("starts without undici's fetch, WebSocket and mocks when Gitea is not configured", async () => {
+  it("starts without undici's fetch, gitea-js, simple-git or the JSONC parser when Gitea is not configured", async () => {
     // The opencode clients need only undici's Agent and request API; its index loads the rest too
-    // (2.8 MB more heap), which only the Gitea client (fetch) uses.
-    expect(await probe({ BULL_BOARD_DISABLED: "true" }, [UNDICI_FETCH])).toEqual({
-      started: { [UNDICI_FETCH]: false },
+    // (2.8 MB more heap), which only the Gitea client (fetch) uses. git and the opencode config
+    // parser are needed by jobs only.
+    const unused = [UNDICI_FETCH, "gitea-js", "simple-git", "jsonc-parser"];
+    expect(await probe({ BULL_BOARD_DISABLED: "true" }, unused)).toEqual({
+      started: Object.fromEntries(unused.map((name) => [name, false])),
     });
   }, 120_000);
 
