@@ -50,7 +50,7 @@ describe("runWorker", () => {
       async (_data, ctx) => {
         started += 1;
         const early = started === 1 ? ctx.signal : undefined;
-        await waitFor(async () => (handle.worker.cancelJob(ctx.job.id!, "stop please") ? true : undefined), {
+        await waitFor(async () => (handle.cancel(ctx.job.id!, "stop please") ? true : undefined), {
           what: "the job to be cancellable",
         });
         const signal = early ?? ctx.signal;

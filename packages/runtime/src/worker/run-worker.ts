@@ -7,7 +7,7 @@ import { createOutageLog } from "../logging/outage-log.ts";
 import { scrubError } from "../logging/secret-scrubber.ts";
 import type { JobOutcome, ServiceMetrics } from "../metrics/service-metrics.ts";
 import { settlesWithin } from "../util/with-timeout.ts";
-import { InFlightJobs } from "./in-flight-jobs.ts";
+import { InFlightJobs, type RunningJob } from "./in-flight-jobs.ts";
 import { classifyFailure } from "./job-errors.ts";
 import { isSkipped } from "./job-result.ts";
 import { isOutageError, outageDelayMs } from "./outage-errors.ts";
@@ -19,7 +19,7 @@ export interface JobContext<Q extends QueueName> {
   readonly logger: Logger;
   /**
    * Aborts when the job must stop: the shutdown grace period ended (the job is being handed
-   * back to the queue) or the job was cancelled. Pass it to every long wait.
+   * back to the queue) or the job was cancelled (`WorkerHandle.cancel`). Pass it to every long wait.
    */
   readonly signal: AbortSignal;
 }
@@ -59,6 +59,8 @@ export interface WorkerHandle {
    * deadline of its own), then hands the rest back to the queue. Idempotent.
    */
   close(timeoutMs: number): Promise<WorkerCloseResult>;
+  /** Aborts the signal of a job this worker is running; false when it is not running it here. */
+  cancel(jobId: string, reason: string): boolean;
 }
 
 /** After handing jobs back, how long closing may still take before we give up on Redis. */
@@ -78,6 +80,30 @@ export const DEFAULT_STALLED_INTERVAL_MS = 5_000;
 function taskIdOf(data: unknown): number | undefined {
   const taskId = (data as { taskId?: unknown } | null)?.taskId;
   return typeof taskId === "number" ? taskId : undefined;
+}
+
+/** What a handler gets; its child logger is built on first use: a job that logs nothing pays nothing. */
+class HandlerContext<Q extends QueueName> implements JobContext<Q> {
+  private log: Logger | undefined;
+
+  constructor(
+    readonly job: Job<JobData<Q>>,
+    private readonly running: RunningJob,
+    private readonly baseLogger: Logger,
+    private readonly queue: Q,
+  ) {}
+
+  get logger(): Logger {
+    return (this.log ??= jobLogger(this.baseLogger, {
+      queue: this.queue,
+      jobId: this.job.id,
+      taskId: taskIdOf(this.job.data),
+    }));
+  }
+
+  get signal(): AbortSignal {
+    return this.running.signal;
+  }
 }
 
 export function runWorker<Q extends QueueName>(opts: RunWorkerOptions<Q>): WorkerHandle {
@@ -116,27 +142,18 @@ export function runWorker<Q extends QueueName>(opts: RunWorkerOptions<Q>): Worke
 
   const debugEnabled = () => opts.logger.isLevelEnabled("debug");
 
-  const processor = async (job: Job, token?: string, cancelSignal?: AbortSignal): Promise<unknown> => {
-    // The job's child logger is built on first use: a job that logs nothing pays nothing for it.
-    let jobLogCache: Logger | undefined;
-    const jobLog = () =>
-      (jobLogCache ??= jobLogger(opts.logger, { queue, jobId: job.id, taskId: taskIdOf(job.data) }));
-    const running = inFlight.start(job, token, cancelSignal);
+  // Two parameters on purpose: BullMQ makes an AbortController for every job of a processor that
+  // takes a third (its cancel signal); cancelling goes through `WorkerHandle.cancel` instead.
+  const processor = async (job: Job, token?: string): Promise<unknown> => {
+    const running = inFlight.start(job, token);
+    const context = new HandlerContext(job as Job<JobData<Q>>, running, opts.logger, queue);
+    const jobLog = () => context.logger;
     const endTimer = metrics.jobDuration.startTimer({ queue });
     try {
       // Validated once, here, where the job enters the process (the producer's types built it).
       const data = parseJobData(queue, job.data);
       if (debugEnabled()) jobLog().debug({ attempt: job.attemptsMade + 1 }, "job started");
-      const context: JobContext<Q> = {
-        job: job as Job<JobData<Q>>,
-        get logger() {
-          return jobLog();
-        },
-        get signal() {
-          return running.signal;
-        },
-      };
-      const result = await Promise.race([handler(data, context), running.handedBack]);
+      const result = await running.run(handler(data, context));
       outageRetries.delete(job.id ?? "");
       const outcome = isSkipped(result) ? "skipped" : "completed";
       count(outcome);
@@ -220,5 +237,6 @@ export function runWorker<Q extends QueueName>(opts: RunWorkerOptions<Q>): Worke
       closing ??= close(timeoutMs);
       return closing;
     },
+    cancel: (jobId, reason) => inFlight.cancel(jobId, reason),
   };
 }
