@@ -93,8 +93,10 @@ export class NotificationSql {
   }
 
   /**
-   * Claims and result marks that arrive while two statements are in flight go together in the
-   * next one (group commit): alone a write goes at once, under load one round trip carries many.
+   * Claims and result marks that arrive while a statement is in flight go together in the next
+   * one (group commit): alone a write goes at once, under load one round trip carries many. One
+   * in flight, not two: a write waits at most one round trip, and each statement carries twice
+   * as many (bench, 2,000 chats: 0.84 → 0.54 statements per message).
    */
   private readonly sendWrites = createGroupCommit<SendWrite, ChatHead | boolean>({
     write: async (writes) => {
@@ -131,7 +133,7 @@ export class NotificationSql {
     // A chat's claims go one after another; marks never wait for each other.
     keyOf: (w) => (w.kind === "claim" ? `chat:${w.chatId}` : `sent:${w.id}`),
     maxBatch: 100,
-    maxInFlight: 2,
+    maxInFlight: 1,
   });
 
   claimNextForChat(chatId: number | bigint): Promise<ChatHead> {
