@@ -134,6 +134,8 @@ export class NotificationSql {
     keyOf: (w) => (w.kind === "claim" ? `chat:${w.chatId}` : `sent:${w.id}`),
     maxBatch: 100,
     maxInFlight: 1,
+    // Sends answered in the same loop turn record their results together.
+    gatherTurn: true,
   });
 
   claimNextForChat(chatId: number | bigint): Promise<ChatHead> {
