@@ -6,12 +6,17 @@
  * JSON, both in this process. The intake worker (authorizing every command against the fake
  * Gitea) and the fake Gitea run in one child process, the load generator in another.
  * - latency p50/p99 at a fixed 200 req/s (open loop), aim p99 ≤ 20 ms;
- * - maximum throughput (64 in flight), aim ≥ 30% of the bare route.
+ * - maximum throughput (64 in flight), aim ≥ 30% of the bare route;
+ * - p99 against a second floor that makes each delivery durable and nothing more (the bare route
+ *   plus one group-committed insert of the delivery into a table of its own): the price of the
+ *   commit itself at the machine's current load, apart from what our route and intake add.
  * `pnpm tsx bench/gitea-webhook.ts [--smoke]`
  */
 import { Queue } from "bullmq";
+import type pg from "pg";
 import { Redis } from "ioredis";
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { createGroupCommit } from "../packages/db/src/index.ts";
 import { startHost } from "../packages/service-host/src/index.ts";
 import { ingressService } from "../services/ingress/src/index.ts";
 import { createLogger, createMetrics, createServiceHttpServer } from "../packages/runtime/src/index.ts";
@@ -25,7 +30,7 @@ const PATH = "/webhooks/gitea";
 const REPO = "acme/web";
 
 /** The host's fastify set-up with one route: raw body, the same signature check, JSON.parse, 202. */
-async function bareRoute() {
+async function bareRoute(store?: (deliveryId: string, commentId: number) => Promise<void>) {
   const logger = createLogger({ service: "bare", level: "error" });
   const metrics = createMetrics({ service: "bare", logger, defaultMetrics: false });
   const app = createServiceHttpServer({ service: "bare", checks: {}, metrics, logger });
@@ -38,11 +43,30 @@ async function bareRoute() {
       const expected = createHmac("sha256", SECRET).update(raw).digest();
       if (given.length !== expected.length || !timingSafeEqual(given, expected))
         return reply.code(401).send();
-      void (JSON.parse(raw.toString("utf8")) as { comment: { id: number } }).comment.id;
+      const commentId = (JSON.parse(raw.toString("utf8")) as { comment: { id: number } }).comment.id;
+      await store?.(String(req.headers["x-gitea-delivery"] ?? ""), commentId);
       return reply.code(202).send({ status: "accepted" });
     });
   });
   return { app, url: `${await app.listen({ port: 0, host: "127.0.0.1" })}${PATH}` };
+}
+
+/** The bare route plus durability: each delivery group-committed (as ours accepts) into a table nobody reads. */
+async function durableRoute(pool: pg.Pool) {
+  await pool.query("CREATE TABLE durable_floor (delivery_id text PRIMARY KEY, comment_id bigint NOT NULL)");
+  const store = createGroupCommit<{ deliveryId: string; commentId: number }, void>({
+    maxBatch: 100,
+    maxInFlight: 2,
+    write: async (items) => {
+      await pool.query({
+        name: "bench-gitea-durable-floor",
+        text: "INSERT INTO durable_floor SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT DO NOTHING",
+        values: [items.map((i) => i.deliveryId), items.map((i) => String(i.commentId))],
+      });
+      return items.map(() => Promise.resolve());
+    },
+  });
+  return bareRoute((deliveryId, commentId) => store({ deliveryId, commentId }));
 }
 
 /**
@@ -69,9 +93,10 @@ function settled(prefix: string, deadlineMs = 60_000): () => Promise<void> {
 }
 
 export async function run(options: BenchOptions): Promise<BenchRow[]> {
-  const { schema, drop } = await benchDatabase("gitea");
+  const { db, schema, drop } = await benchDatabase("gitea");
   const prefix = benchId("gitea");
   const bare = await bareRoute();
+  const durable = await durableRoute(db.pool);
   const backend = await startBackend({
     kind: "gitea",
     schema,
@@ -96,6 +121,10 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
       aim: { p99Ms: 20, minRatio: 0.3 },
       floorNote: "floor: bare fastify route, same signature check and JSON",
       settle: settled(prefix),
+      durableFloor: {
+        target: { kind: "gitea", url: durable.url, secret: SECRET, template },
+        note: "floor: the bare route plus one group-committed insert of the delivery",
+      },
       // Each accepted command is authorized by the intake worker afterwards, far slower than the
       // route accepts: a smaller maximum run keeps the backlog drainable between measurements.
       maxCount: 1000,
@@ -104,6 +133,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
     await host.shutdown("bench done");
     await backend.close();
     await bare.app.close();
+    await durable.app.close();
     await drop();
   }
 }

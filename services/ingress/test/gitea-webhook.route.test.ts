@@ -94,6 +94,35 @@ describe("coalesced dispatch", () => {
     await vi.waitFor(() => expect(calls).toEqual([[1, 2, 3], [4]]));
   });
 
+  it("holds what is accepted while a dispatch is under way and sends it together in the next one", async () => {
+    const calls: number[][] = [];
+    const failures: number[][] = [];
+    const settle: Array<(err?: Error) => void> = [];
+    const dispatch = coalescedDispatch(
+      (rows) => {
+        calls.push(rows.map((r) => r.id));
+        return new Promise<void>((resolve, reject) => settle.push((err) => (err ? reject(err) : resolve())));
+      },
+      (_err, rows) => failures.push(rows.map((r) => r.id)),
+    );
+    dispatch([row(1)]);
+    await vi.waitFor(() => expect(calls).toEqual([[1]]));
+    // Accepted in three later turns while the first dispatch still waits for Redis and Postgres.
+    for (const id of [2, 3, 4]) {
+      dispatch([row(id)]);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(calls).toEqual([[1]]);
+    settle.shift()!();
+    await vi.waitFor(() => expect(calls).toEqual([[1], [2, 3, 4]]));
+    // One accepted behind a dispatch that fails still goes out; only the failed rows are reported.
+    dispatch([row(5)]);
+    settle.shift()!(new Error("redis away"));
+    await vi.waitFor(() => expect(calls).toEqual([[1], [2, 3, 4], [5]]));
+    expect(failures).toEqual([[2, 3, 4]]);
+    settle.shift()!();
+  });
+
   it("reports a failed dispatch with its rows, for the reconciler to take over", async () => {
     const failures: Array<[string, number[]]> = [];
     const dispatch = coalescedDispatch(

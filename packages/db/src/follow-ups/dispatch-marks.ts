@@ -39,14 +39,25 @@ export function createDispatchMarks(write: (ids: number[]) => Promise<void>) {
   };
 }
 
+/**
+ * The mark commits without waiting for its WAL flush (synchronous_commit off for this statement's
+ * own transaction only; the pooled connection keeps its setting). A mark lost to a Postgres crash
+ * costs one idempotent re-enqueue by the reconciler (same job id), the case a process dying
+ * between enqueue and mark already is; waiting cost a second synchronous commit per dispatch, and
+ * under load the commits queue on the WAL flush behind each other, the webhook's accept among them.
+ */
+const MARK_DISPATCHED = `WITH async_commit AS (SELECT set_config('synchronous_commit', 'off', true))
+UPDATE follow_ups SET dispatched_at = $2::timestamp FROM async_commit
+WHERE id = ANY($1::int[]) AND dispatched_at IS NULL`;
+
 /** The UPDATE behind the marks: plain SQL on the pool when there is one, else Prisma. */
 export function markDispatchedWriter(prisma: PrismaClient): (ids: number[]) => Promise<void> {
   const pool = sqlPoolOf(prisma);
   if (pool) {
     return async (ids) => {
       await pool.query({
-        name: "rt-mark-dispatched",
-        text: "UPDATE follow_ups SET dispatched_at = $2::timestamp WHERE id = ANY($1::int[]) AND dispatched_at IS NULL",
+        name: "rt-mark-dispatched-async",
+        text: MARK_DISPATCHED,
         values: [ids, new Date().toISOString()],
       });
     };
