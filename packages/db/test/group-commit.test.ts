@@ -47,6 +47,28 @@ describe("createGroupCommit", () => {
     ]);
   });
 
+  it("with gatherTurn, batches items that arrive from callbacks of one loop turn, not only of one tick", async () => {
+    const batchesOf = async (gatherTurn: boolean) => {
+      const rec = recordingWrite();
+      const submit = createGroupCommit({ write: rec.write, maxBatch: 10, maxInFlight: 1, gatherTurn });
+      // Two timers due together run in one turn, each callback its own tick.
+      const submitted = await new Promise<Promise<number>[]>((resolve) => {
+        const all: Promise<number>[] = [];
+        setTimeout(() => all.push(submit({ key: "a", value: 1 })), 0);
+        setTimeout(() => resolve([...all, submit({ key: "b", value: 2 })]), 0);
+      });
+      await settle();
+      rec.finishOne();
+      await settle();
+      rec.finishOne();
+      await Promise.all(submitted);
+      return rec.batches;
+    };
+
+    expect(await batchesOf(true)).toEqual([[1, 2]]);
+    expect(await batchesOf(false)).toEqual([[1], [2]]);
+  });
+
   it("never puts two items of one key in a batch, and writes them in order of arrival", async () => {
     const rec = recordingWrite();
     const submit = createGroupCommit({

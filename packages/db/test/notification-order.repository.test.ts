@@ -81,6 +81,46 @@ describe("NotificationRepository, sender side", () => {
     expect((await db.repos.notifications.findById(c1!.id))?.attempts).toBe(1);
   });
 
+  it("records a send and claims the next messages, of its own chat and others, in one statement", async () => {
+    const [a1, a2, b1] = [await message(551), await message(551), await message(552)];
+    await db.repos.notifications.claim(a1!.id);
+    const pool = sqlPoolOf(db.prisma)!;
+    const query = vi.spyOn(pool, "query");
+    try {
+      const [marked, nextOfA, nextOfB] = await Promise.all([
+        db.repos.notifications.markSent(a1!.id, [9]),
+        db.repos.notifications.claimNextForChat(551),
+        db.repos.notifications.claimNextForChat(552),
+      ]);
+
+      expect(marked).toBe(true);
+      // The message marked in the same statement is settled, not a head left `sending`.
+      expect(nextOfA).toEqual({ claimed: true, more: false, head: expect.objectContaining({ id: a2!.id, status: "sending" }) });
+      expect(nextOfB).toEqual({ claimed: true, more: false, head: expect.objectContaining({ id: b1!.id, status: "sending" }) });
+      expect(query).toHaveBeenCalledTimes(1);
+    } finally {
+      query.mockRestore();
+    }
+    expect(await db.repos.notifications.findById(a1!.id)).toMatchObject({ status: "sent", sentMessageIds: [9n] });
+  });
+
+  it("plans the sender's claim-and-mark statement once, not again for every message", async () => {
+    const pool = sqlPoolOf(db.prisma)!;
+    // Sequential calls reuse the pool's last idle connection, where the statement is prepared.
+    for (let i = 0; i < 8; i++) {
+      const row = await message(541 + i);
+      await db.repos.notifications.claimNextForChat(541 + i);
+      await db.repos.notifications.markSent(row.id, [i]);
+    }
+    const { rows } = await pool.query<{ generic_plans: string; custom_plans: string }>(
+      "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = 'rt-notification-mark-and-claim'",
+    );
+
+    expect(rows).toHaveLength(1);
+    // Postgres tries five custom plans, then keeps the generic one if it costs no more.
+    expect(Number(rows[0]!.generic_plans)).toBeGreaterThan(Number(rows[0]!.custom_plans));
+  });
+
   it("lists chats left behind: a message claimed a while ago, or an untried head stored a while ago", async () => {
     const untried = await message(511);
     const claimed = await message(512);

@@ -1,4 +1,5 @@
-import { simpleGit, GitError } from "simple-git";
+import { createRequire } from "node:module";
+import type * as SimpleGit from "simple-git";
 import { classifyGitFailure, type GitFailureContext } from "./git-failure.ts";
 import { gitEnv, gitEnvNames, redactSecrets, type GitAuthor } from "./git-env.ts";
 import type { RemoteSpec } from "./remote-spec.ts";
@@ -26,8 +27,12 @@ export interface GitRunner {
   run(cwd: string, args: readonly string[], opts: RunOptions): Promise<string>;
 }
 
+/** simple-git is required by the first command: an idle process never loads it. */
+const simpleGitModule = (): typeof SimpleGit => createRequire(import.meta.url)("simple-git") as typeof SimpleGit;
+
 export function createGitRunner(options: GitRunnerOptions): GitRunner {
   const git = (cwd: string, withCredentials: boolean) => {
+    const { simpleGit } = simpleGitModule();
     const env = gitEnv({ remote: options.remote, author: options.author, withCredentials });
     return simpleGit({
       baseDir: cwd,
@@ -42,6 +47,7 @@ export function createGitRunner(options: GitRunnerOptions): GitRunner {
       try {
         return await git(cwd, opts.withCredentials ?? false).raw([...args]);
       } catch (error) {
+        const { GitError } = simpleGitModule();
         const output = redactSecrets(error instanceof GitError ? error.message : String(error), options.remote);
         throw opts.onFailure?.(output) ?? classifyGitFailure(output, opts.ctx);
       } finally {

@@ -1,4 +1,5 @@
-import { Agent, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
+import { Agent } from "./http/undici-core.ts";
 import { OpencodeHttpError } from "./errors/opencode-http.error.ts";
 import { readConfigModel } from "./model/config-model.ts";
 import { parseModelRef, type ModelRef } from "./model/model-ref.ts";
@@ -77,7 +78,7 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
     createServerHandle({
       baseUrl,
       ...(options.password ? { password: options.password } : {}),
-      dispatcher: options.dispatcher ?? (owned as Agent),
+      dispatcher: options.dispatcher ?? (owned as Dispatcher),
       ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
       maxConcurrentPrompts: options.maxConcurrentPrompts ?? DEFAULT_MAX_CONCURRENT_PROMPTS,
     }),

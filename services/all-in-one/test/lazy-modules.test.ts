@@ -17,6 +17,9 @@ const PROBE = fileURLToPath(new URL("./support/loaded-packages.ts", import.meta.
 /** Prisma's query compiler (its wasm and the base64 source of it), loaded at the first Prisma query. */
 const QUERY_COMPILER = "@prisma/client/runtime/query_compiler";
 
+/** undici's fetch (loaded by its index, never by its Agent or request API alone). */
+const UNDICI_FETCH = "undici/lib/web/fetch";
+
 let database: TestDatabase;
 let redis: TestRedis;
 
@@ -51,6 +54,16 @@ describe("all-in-one loads a feature's heavy modules only when the feature is us
   it("never loads Bull Board when it is disabled", async () => {
     expect(await probe({ BULL_BOARD_DISABLED: "true" }, ["@bull-board"])).toEqual({
       started: { "@bull-board": false },
+    });
+  }, 120_000);
+
+  it("starts without undici's fetch, gitea-js, simple-git or the JSONC parser when Gitea is not configured", async () => {
+    // The opencode clients need only undici's Agent and request API; its index loads the rest too
+    // (2.8 MB more heap), which only the Gitea client (fetch) uses. git and the opencode config
+    // parser are needed by jobs only.
+    const unused = [UNDICI_FETCH, "gitea-js", "simple-git", "jsonc-parser"];
+    expect(await probe({ BULL_BOARD_DISABLED: "true" }, unused)).toEqual({
+      started: Object.fromEntries(unused.map((name) => [name, false])),
     });
   }, 120_000);
 

@@ -24,36 +24,50 @@ const FIND = "SELECT * FROM notifications WHERE id = $1";
 const LIST_UNSETTLED = `SELECT * FROM notifications
   WHERE channel = 'telegram' AND chat_id = $1 AND status IN ('pending', 'sending') AND id > $2
   ORDER BY id LIMIT $3`;
+const CLAIM = `UPDATE notifications SET status = 'sending', attempts = attempts + 1, claimed_at = ${NOW}
+  WHERE id = $1 AND status = 'pending' RETURNING *`;
 /**
- * For each chat given, its oldest unsettled message, claimed in the same statement when it is
- * pending (a `sending` one is returned as it is: a sender died with it), and whether another one
- * follows; a chat with none has no row. Concurrent drains' claims go together in one statement
- * and one commit. The claim stays guarded by the status, so a stale head can cost a skipped
- * claim, never two.
+ * The sender's two per-message writes, as many as wait, in one statement and one commit: first
+ * the results of finished sends (ids, and each one's Telegram message ids joined by commas),
+ * then for each chat given its oldest unsettled message, claimed when it is pending (a `sending`
+ * one is returned as it is: a sender died with it), and whether another one follows. A message
+ * marked here is settled for the claims (they read the snapshot from before the mark), so the
+ * next claim of the same chat can ride with its predecessor's mark. The claim stays guarded by
+ * the status, so a stale head can cost a skipped claim, never two. One row per head (a chat with
+ * none has no row), or a single row of nulls; every row carries the ids marked.
+ *
+ * The arrays are read through sub-selects so the planner cannot see their lengths: then every
+ * plan costs the same and Postgres settles on one generic plan after its five trial plans.
+ * Unnested directly, each execution's custom plan looks cheaper and the statement is planned
+ * anew every time (0.3 ms of planning against 0.1 ms of execution).
  */
-const CLAIM_NEXT = `WITH first AS (
+const MARK_AND_CLAIM = `WITH marked AS (
+    UPDATE notifications n
+    SET status = 'sent', sent_message_ids = string_to_array(v.ids, ',')::bigint[], sent_at = ${NOW}, error = NULL
+    FROM unnest((SELECT $2::int[]), (SELECT $3::text[])) AS v(id, ids)
+    WHERE n.id = v.id AND n.status = 'sending'
+    RETURNING n.id),
+  first AS (
     SELECT min(h.id) AS id, count(*) > 1 AS more
-    FROM unnest($1::bigint[]) AS r(chat_id)
+    FROM unnest((SELECT $1::bigint[])) AS r(chat_id)
     CROSS JOIN LATERAL (
-      SELECT id FROM notifications
+      SELECT id FROM notifications u
       WHERE channel = 'telegram' AND chat_id = r.chat_id AND status IN ('pending', 'sending')
+        AND NOT EXISTS (SELECT 1 FROM marked m WHERE m.id = u.id)
       ORDER BY id LIMIT 2) h
     GROUP BY r.chat_id),
   claimed AS (
     UPDATE notifications n SET status = 'sending', attempts = n.attempts + 1, claimed_at = ${NOW}
-    FROM first f WHERE n.id = f.id AND n.status = 'pending' RETURNING n.*)
-  SELECT c.*, true AS is_claimed, f.more AS has_more FROM claimed c JOIN first f ON f.id = c.id
-  UNION ALL
-  SELECT n.*, false, f.more FROM first f JOIN notifications n ON n.id = f.id
-    WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.id = f.id)`;
-const CLAIM = `UPDATE notifications SET status = 'sending', attempts = attempts + 1, claimed_at = ${NOW}
-  WHERE id = $1 AND status = 'pending' RETURNING *`;
-/** Many sends' results at once: ids, and each one's Telegram message ids joined by commas. */
-const MARK_SENT = `UPDATE notifications n
-  SET status = 'sent', sent_message_ids = string_to_array(v.ids, ',')::bigint[], sent_at = ${NOW}, error = NULL
-  FROM unnest($1::int[], $2::text[]) AS v(id, ids)
-  WHERE n.id = v.id AND n.status = 'sending'
-  RETURNING n.id`;
+    FROM first f WHERE n.id = f.id AND n.status = 'pending' RETURNING n.*),
+  heads AS (
+    SELECT c.*, true AS is_claimed, f.more AS has_more FROM claimed c JOIN first f ON f.id = c.id
+    UNION ALL
+    SELECT n.*, false, f.more FROM first f JOIN notifications n ON n.id = f.id
+      WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.id = f.id))
+  SELECT h.*, m.ids AS marked_ids FROM (SELECT array_agg(id) AS ids FROM marked) m LEFT JOIN heads h ON true`;
+
+/** One of the sender's per-message writes waiting for the next statement. */
+type SendWrite = { kind: "claim"; chatId: bigint } | { kind: "mark"; id: number; ids: string };
 
 function toNotification(row: Record<string, unknown>): Notification {
   const notification = camelRow<Notification>(row);
@@ -78,54 +92,62 @@ export class NotificationSql {
     return this.rows("rt-notification-unsettled", LIST_UNSETTLED, [String(chatId), afterId, limit]);
   }
 
-  /** Claims that arrive while two are in flight go together in the next statement (group commit). */
-  private readonly claimNextGrouped = createGroupCommit<bigint, ChatHead>({
-    write: async (chatIds) => {
+  /**
+   * Claims and result marks that arrive while a statement is in flight go together in the next
+   * one (group commit): alone a write goes at once, under load one round trip carries many. One
+   * in flight, not two: a write waits at most one round trip, and each statement carries twice
+   * as many (bench, 2,000 chats: 0.84 → 0.54 statements per message).
+   */
+  private readonly sendWrites = createGroupCommit<SendWrite, ChatHead | boolean>({
+    write: async (writes) => {
+      const claims: string[] = [];
+      const markIds: number[] = [];
+      const markParts: string[] = [];
+      for (const w of writes) {
+        if (w.kind === "claim") claims.push(String(w.chatId));
+        else {
+          markIds.push(w.id);
+          markParts.push(w.ids);
+        }
+      }
       const result = await this.pool.query({
-        name: "rt-notification-claim-next-many",
-        text: CLAIM_NEXT,
-        values: [chatIds.map(String)],
+        name: "rt-notification-mark-and-claim",
+        text: MARK_AND_CLAIM,
+        values: [claims, markIds, markParts],
         types: prismaLikeTypes,
       });
+      const rows = result.rows as Array<Record<string, unknown>>;
+      const marked = new Set((rows[0]?.marked_ids as number[] | null | undefined) ?? []);
       const heads = new Map<bigint, ChatHead>();
-      for (const { is_claimed: claimed, has_more: more, ...fields } of result.rows as Array<Record<string, unknown>>) {
+      for (const { is_claimed: claimed, has_more: more, marked_ids: _marked, ...fields } of rows) {
+        if (fields.id === null) continue;
         const head = toNotification(fields);
         heads.set(head.chatId!, { head, claimed: claimed === true, more: more === true });
       }
-      return chatIds.map((chatId) => Promise.resolve(heads.get(chatId) ?? { head: null, claimed: false, more: false }));
+      return writes.map((w) =>
+        Promise.resolve(
+          w.kind === "mark" ? marked.has(w.id) : (heads.get(w.chatId) ?? { head: null, claimed: false, more: false }),
+        ),
+      );
     },
-    keyOf: (chatId) => chatId,
+    // A chat's claims go one after another; marks never wait for each other.
+    keyOf: (w) => (w.kind === "claim" ? `chat:${w.chatId}` : `sent:${w.id}`),
     maxBatch: 100,
-    maxInFlight: 2,
+    maxInFlight: 1,
+    // Sends answered in the same loop turn record their results together.
+    gatherTurn: true,
   });
 
   claimNextForChat(chatId: number | bigint): Promise<ChatHead> {
-    return this.claimNextGrouped(BigInt(chatId));
+    return this.sendWrites({ kind: "claim", chatId: BigInt(chatId) }) as Promise<ChatHead>;
   }
 
   async claim(id: number): Promise<Notification | null> {
     return (await this.rows("rt-notification-claim", CLAIM, [id]))[0] ?? null;
   }
 
-  /**
-   * Sends that finish while a mark is being written are recorded together in the next statement
-   * (group commit): alone a mark goes at once, under load one round trip carries many.
-   */
-  private readonly markSentGrouped = createGroupCommit<{ id: number; ids: string }, boolean>({
-    write: async (marks) => {
-      const result = await this.pool.query({
-        name: "rt-notification-sent-many",
-        text: MARK_SENT,
-        values: [marks.map((m) => m.id), marks.map((m) => m.ids)],
-      });
-      const marked = new Set((result.rows as Array<{ id: number }>).map((row) => row.id));
-      return marks.map((m) => Promise.resolve(marked.has(m.id)));
-    },
-    maxBatch: 100,
-    maxInFlight: 2,
-  });
-
+  /** sending → sent; goes with the claims and marks waiting at that moment (see `sendWrites`). */
   markSent(id: number, sentMessageIds: readonly (number | bigint)[]): Promise<boolean> {
-    return this.markSentGrouped({ id, ids: sentMessageIds.map(String).join(",") });
+    return this.sendWrites({ kind: "mark", id, ids: sentMessageIds.map(String).join(",") }) as Promise<boolean>;
   }
 }

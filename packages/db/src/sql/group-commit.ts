@@ -18,6 +18,12 @@ export interface GroupCommitOptions<I, O> {
   keyOf?(item: I): unknown;
   maxBatch: number;
   maxInFlight: number;
+  /**
+   * Flush once the event loop's current turn has run its I/O callbacks (setImmediate), not at the
+   * end of the caller's tick: items from answers that arrived together (other timers, sockets)
+   * join the batch, for up to one loop turn of delay.
+   */
+  gatherTurn?: boolean;
 }
 
 interface Pending<I, O> {
@@ -28,17 +34,18 @@ interface Pending<I, O> {
 
 export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): (item: I) => Promise<O> {
   const { write, keyOf, maxBatch, maxInFlight } = options;
+  const schedule = options.gatherTurn ? (run: () => void) => void setImmediate(run) : queueMicrotask;
   let ready: Pending<I, O>[] = [];
   /** Per key with an item ready or being written: the items queued behind it. */
   const behind = new Map<unknown, Pending<I, O>[]>();
   let inFlight = 0;
   let flushQueued = false;
 
-  /** Flushes once the current tick's callers and settlements are all in, so they batch together. */
+  /** Flushes once the current tick's (or turn's) callers and settlements are all in, so they batch together. */
   function queueFlush(): void {
     if (flushQueued) return;
     flushQueued = true;
-    queueMicrotask(() => {
+    schedule(() => {
       flushQueued = false;
       flush();
     });

@@ -1,16 +1,21 @@
-import {
+import { createRequire } from "node:module";
+import type * as GiteaJs from "gitea-js";
+import type {
   Api,
-  type APIError,
-  type Comment,
-  type CreatePullRequestOption,
-  type Issue,
-  type PullRequest,
-  type Repository,
-  type User,
+  APIError,
+  Comment,
+  CreatePullRequestOption,
+  Issue,
+  PullRequest,
+  Repository,
+  User,
 } from "gitea-js";
 import type { Dispatcher } from "undici";
 import { GiteaApiError, GiteaUnavailableError } from "./gitea-api.error.ts";
 import { fetchVia, retryingDispatcher, type RetryPolicy } from "./retrying-fetch.ts";
+
+/** gitea-js is required by the first client: a process without Gitea never loads it (196 KB of source). */
+const giteaJs = (): typeof GiteaJs => createRequire(import.meta.url)("gitea-js") as typeof GiteaJs;
 
 export interface GiteaClientOptions {
   /** Gitea root URL, e.g. `https://git.example.com` (without `/api/v1`). */
@@ -54,7 +59,7 @@ export class GiteaClient {
   constructor(options: GiteaClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.timeoutMs = options.requestTimeoutMs ?? 30_000;
-    this.api = new Api({
+    this.api = new (giteaJs().Api)({
       baseUrl: `${this.baseUrl}/api/v1`,
       customFetch: fetchVia(options.dispatcher ?? retryingDispatcher(options.retry)),
       baseApiParams: { format: "json", headers: { Authorization: `token ${options.token}` } },

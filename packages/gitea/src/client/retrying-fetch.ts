@@ -1,4 +1,14 @@
-import { Agent, fetch as undiciFetch, RetryAgent, type Dispatcher } from "undici";
+import { createRequire } from "node:module";
+import type * as Undici from "undici";
+import type { Dispatcher } from "undici";
+
+/**
+ * undici's index loads on the first Gitea client, not with this package: it brings fetch,
+ * WebSocket, the caches and the mocks (3.8 MB of heap), which a process without Gitea never uses.
+ */
+let undici: typeof Undici | undefined;
+const loadUndici = (): typeof Undici =>
+  (undici ??= createRequire(import.meta.url)("undici") as typeof Undici);
 
 export interface RetryPolicy {
   /** Retries after the first attempt. Default 4. */
@@ -13,8 +23,9 @@ export interface RetryPolicy {
  * exponential back-off. POST is left out on purpose: a comment or PR created by a request whose
  * answer was lost would be created twice; callers recover those by looking first.
  */
-export function retryingDispatcher(policy: RetryPolicy = {}, base: Dispatcher = new Agent()): RetryAgent {
-  return new RetryAgent(base, {
+export function retryingDispatcher(policy: RetryPolicy = {}, base?: Dispatcher): Undici.RetryAgent {
+  const { Agent, RetryAgent } = loadUndici();
+  return new RetryAgent(base ?? new Agent(), {
     maxRetries: policy.maxRetries ?? 4,
     minTimeout: policy.minTimeoutMs ?? 200,
     maxTimeout: policy.maxTimeoutMs ?? 5_000,
@@ -29,8 +40,8 @@ export function retryingDispatcher(policy: RetryPolicy = {}, base: Dispatcher = 
 /** A `fetch` for gitea-js that goes through `dispatcher`. */
 export function fetchVia(dispatcher: Dispatcher): typeof fetch {
   const viaDispatcher = (
-    input: Parameters<typeof undiciFetch>[0],
-    init?: Parameters<typeof undiciFetch>[1],
-  ) => undiciFetch(input, { ...init, dispatcher });
+    input: Parameters<typeof Undici.fetch>[0],
+    init?: Parameters<typeof Undici.fetch>[1],
+  ) => loadUndici().fetch(input, { ...init, dispatcher });
   return viaDispatcher as unknown as typeof fetch;
 }

@@ -1,4 +1,5 @@
-import { Agent, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
+import { Agent } from "./undici-core.ts";
 
 /** A keep-alive dispatcher that counts the HTTP requests sent through it (metrics, benchmarks). */
 export function createCountingDispatcher(): { dispatcher: Dispatcher; requests: () => number; close: () => Promise<void> } {

@@ -1,4 +1,5 @@
-import { request, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
+import { request } from "./undici-core.ts";
 import { OpencodeHttpError } from "../errors/opencode-http.error.ts";
 import { OpencodeUnavailableError } from "../errors/opencode-unavailable.error.ts";
 

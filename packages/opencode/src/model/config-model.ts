@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
-import { parse, printParseErrorCode, type ParseError } from "jsonc-parser";
+import { createRequire } from "node:module";
+import type * as Jsonc from "jsonc-parser";
 import { ModelConfigError } from "../errors/model-config.error.ts";
 import { parseModelRef, type ModelRef } from "./model-ref.ts";
 
@@ -9,7 +10,9 @@ import { parseModelRef, type ModelRef } from "./model-ref.ts";
  * model that is not "provider/id".
  */
 export function modelFromConfigText(text: string, path = "<config>"): ModelRef | undefined {
-  const errors: ParseError[] = [];
+  // Required here, not at import: only a run that reads an opencode config needs the parser.
+  const { parse, printParseErrorCode } = createRequire(import.meta.url)("jsonc-parser") as typeof Jsonc;
+  const errors: Jsonc.ParseError[] = [];
   const doc: unknown = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
   const first = errors[0];
   if (first) throw new ModelConfigError(path, `invalid JSONC (${printParseErrorCode(first.error)} at offset ${first.offset})`);

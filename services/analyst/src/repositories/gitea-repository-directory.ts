@@ -1,4 +1,6 @@
-import { Api, type APIError, type Repository } from "gitea-js";
+import { createRequire } from "node:module";
+import type * as GiteaJs from "gitea-js";
+import type { Api, APIError, Repository } from "gitea-js";
 import { RepositoryCheckError, type RepositoryDirectory } from "./repository-directory.ts";
 
 export interface GiteaRepositoryDirectoryOptions {
@@ -10,6 +12,9 @@ export interface GiteaRepositoryDirectoryOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** gitea-js is required by the first directory: a process without Gitea never loads it. */
+const giteaJs = (): typeof GiteaJs => createRequire(import.meta.url)("gitea-js") as typeof GiteaJs;
 
 /** gitea-js throws the Response itself (with the parsed body in `error`) for non-2xx answers. */
 function isHttpResponse(value: unknown): value is Response & { error: APIError | null } {
@@ -26,7 +31,7 @@ export class GiteaRepositoryDirectory implements RepositoryDirectory {
     const root = options.baseUrl.replace(/\/+$/, "");
     this.description = `gitea ${root}`;
     this.timeoutMs = options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.api = new Api({
+    this.api = new (giteaJs().Api)({
       baseUrl: `${root}/api/v1`,
       baseApiParams: { format: "json", headers: { Authorization: `token ${options.token}` } },
     });
