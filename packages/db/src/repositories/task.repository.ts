@@ -4,6 +4,9 @@ import type pg from "pg";
 import type { DbClient } from "../database.ts";
 import { listTasksByStatus } from "./task-list-sql.ts";
 
+/** A command's place in its issue/PR's line (see listTargetLine). */
+export type LinePlace = Pick<Task, "id" | "status" | "commandKind" | "version">;
+
 export interface NewTelegramTask {
   chatId: number | bigint;
   userId?: number | bigint | null;
@@ -131,6 +134,18 @@ export class TaskRepository {
     return this.db.task.findMany({
       where: { targetKey, status: { in: QUEUED_OR_RUNNING } },
       orderBy: { id: "asc" },
+    });
+  }
+
+  /**
+   * The same line, only what deciding who starts and who moved needs: dispatching reads it for
+   * every command that arrives, and whole rows of a long line cost Prisma far more to build.
+   */
+  listTargetLine(targetKey: string): Promise<LinePlace[]> {
+    return this.db.task.findMany({
+      where: { targetKey, status: { in: QUEUED_OR_RUNNING } },
+      orderBy: { id: "asc" },
+      select: { id: true, status: true, commandKind: true, version: true },
     });
   }
 

@@ -1,5 +1,5 @@
 import { IllegalTransitionError } from "@ratatoskr/contracts";
-import type { Task } from "@ratatoskr/db";
+import type { LinePlace, Task } from "@ratatoskr/db";
 import type { IntakeDeps } from "./intake-deps.ts";
 import { isWorkCommand } from "./intake-deps.ts";
 import { agentPullRefusal, blockingAgentPull } from "./prepare-work.ts";
@@ -43,20 +43,26 @@ async function startWhatMay(deps: IntakeDeps, first: string, shown: ShownPositio
   );
   const targets = [first, ...others.filter((key) => key !== first)];
   const started: number[] = [];
+  // Lines as read here, for the position updates after: read again only where a head was tried.
+  const lines = new Map<string, LinePlace[]>();
   const moved = new Set([first]);
   let slots = deps.maxRunning - running;
   for (const key of targets) {
     if (slots <= 0) break;
-    const line = (await deps.repos.tasks.listTargetQueue(key)).filter((t) => isWorkCommand(t.commandKind));
-    const head = line[0];
-    if (!head || line.some((t) => t.status === "running") || head.status !== "queued") continue;
-    if (await start(deps, head)) {
+    const line = (await deps.repos.tasks.listTargetLine(key)).filter((t) => isWorkCommand(t.commandKind));
+    lines.set(key, line);
+    const place = line[0];
+    if (!place || line.some((t) => t.status === "running") || place.status !== "queued") continue;
+    // Started or refused when its turn came: either way the line changed.
+    lines.delete(key);
+    const head = await deps.repos.tasks.findById(place.id);
+    if (head && (await start(deps, head))) {
       started.push(head.id);
       moved.add(key);
       slots--;
     }
   }
-  await refreshPositions(deps, [...moved], shown);
+  await refreshPositions(deps, [...moved], shown, lines);
   return started;
 }
 
@@ -88,11 +94,15 @@ async function refusalAtStart(deps: IntakeDeps, task: Task): Promise<string | un
 }
 
 /** Waiting commands moved up, or joined the line: their status comments show the new position. */
-async function refreshPositions(deps: IntakeDeps, targetKeys: string[], shown: ShownPositions): Promise<void> {
+async function refreshPositions(
+  deps: IntakeDeps,
+  targetKeys: string[],
+  shown: ShownPositions,
+  lines: ReadonlyMap<string, LinePlace[]>,
+): Promise<void> {
   for (const key of targetKeys) {
-    const waiting = (await deps.repos.tasks.listTargetQueue(key)).filter(
-      (t) => isWorkCommand(t.commandKind) && t.status === "queued",
-    );
+    const line = lines.get(key) ?? (await deps.repos.tasks.listTargetLine(key));
+    const waiting = line.filter((t) => isWorkCommand(t.commandKind) && t.status === "queued");
     const updates = waiting.map((t, index) => ({
       taskId: t.id,
       jobId: `${t.id}-position-${index + 1}-${t.version}`,
