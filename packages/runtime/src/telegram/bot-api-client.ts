@@ -28,6 +28,8 @@ export interface BotApiClient {
   call<T>(method: string, payload: object, signal?: AbortSignal): Promise<T>;
 }
 
+const SILENT_CONNECTION_MS = 500_000;
+
 /** Fields set to null or undefined are left out of the payload, as telegraf leaves them out. */
 const withoutNulls = (_key: string, value: unknown): unknown => (value === null ? undefined : value);
 
@@ -80,6 +82,15 @@ export function createBotApiClient(token: string, apiRoot = "https://api.telegra
             }
           });
         });
+        // A connection that went silent fails the call instead of hanging it (a long poll waits
+        // 50 s at most); telegraf's fetch gave up after the same 500 s.
+        request.setTimeout(SILENT_CONNECTION_MS, () =>
+          request.destroy(
+            Object.assign(new Error(`${method}: no answer within ${SILENT_CONNECTION_MS} ms`), {
+              code: "ETIMEDOUT",
+            }),
+          ),
+        );
         request.on("error", (err) => reject(redacted(err, token)));
         request.end(body);
       });
