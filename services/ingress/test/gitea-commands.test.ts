@@ -51,6 +51,44 @@ describe("Gitea commands", () => {
     await h.waitForStatusComment(one, a.id, "✅ done");
   });
 
+  it("a command joining the line sends its own position only; those waiting get theirs again when they move up", async () => {
+    const n = h.gitea.addIssue(REPO, "Long line").number!;
+    const head = await h.command(n, "/agent plan");
+    await h.waitForStatus(head.id, "running");
+    const waiting = [];
+    for (const word of ["one", "two", "three"]) waiting.push(await h.command(n, `/agent discuss ${word}`));
+    await h.waitForStatusComment(n, waiting[2]!.id, "🕒 queued — position 3");
+    // Position updates sent from here on, as "<task>-position-<n>" (the version left off).
+    const enqueue = vi.spyOn(h.host.context.queues, "enqueue");
+    const positionsSent = () =>
+      enqueue.mock.calls
+        .map(([request]) => request.jobId)
+        .filter((id) => id.includes("-position-"))
+        .map((id) => id.split("-").slice(0, 3).join("-"));
+    try {
+      const late = await h.command(n, "/agent discuss four");
+      await vi.waitFor(() => expect(positionsSent()).toContain(`${late.id}-position-4`), WAIT);
+      expect(positionsSent()).toEqual([`${late.id}-position-4`]);
+
+      enqueue.mockClear();
+      await finish(head);
+      await h.waitForStatus(waiting[0]!.id, "running");
+      await vi.waitFor(() => expect(positionsSent()).toHaveLength(3), WAIT);
+      expect(positionsSent()).toEqual([
+        `${waiting[1]!.id}-position-1`,
+        `${waiting[2]!.id}-position-2`,
+        `${late.id}-position-3`,
+      ]);
+      await h.waitForStatusComment(n, late.id, "🕒 queued — position 3");
+      for (const task of [...waiting, late]) {
+        await h.waitForStatus(task.id, "running");
+        await finish(task);
+      }
+    } finally {
+      enqueue.mockRestore();
+    }
+  });
+
   it("starts at most GITEA_MAX_RUNNING commands over all issues, and the next when one ends", async () => {
     const numbers = [1, 2, 3].map((i) => h.gitea.addIssue(REPO, `Limit ${i}`).number!);
     const tasks = [];

@@ -3,6 +3,7 @@ import type { Task } from "@ratatoskr/db";
 import type { IntakeDeps } from "./intake-deps.ts";
 import { isWorkCommand } from "./intake-deps.ts";
 import { agentPullRefusal, blockingAgentPull } from "./prepare-work.ts";
+import type { ShownPositions } from "./shown-positions.ts";
 
 /** One lock for every dispatch decision, per schema: replicas and services never start two at once. */
 const LOCK = "SELECT pg_advisory_lock(hashtext(current_schema() || ':gitea-dispatch'))";
@@ -18,13 +19,13 @@ GROUP BY target_key ORDER BY min(id) LIMIT 200`;
  * targets at most `maxRunning`. The asked-for target goes first, then the others in the order
  * their oldest command arrived, so a freed slot is never left idle.
  */
-export async function dispatchNext(deps: IntakeDeps, targetKey: string): Promise<number[]> {
+export async function dispatchNext(deps: IntakeDeps, targetKey: string, shown: ShownPositions): Promise<number[]> {
   const client = await deps.db.pool.connect();
   let broken = false;
   try {
     await client.query(LOCK);
     try {
-      return await startWhatMay(deps, targetKey);
+      return await startWhatMay(deps, targetKey, shown);
     } finally {
       await client.query(UNLOCK).catch(() => {
         broken = true;
@@ -35,7 +36,7 @@ export async function dispatchNext(deps: IntakeDeps, targetKey: string): Promise
   }
 }
 
-async function startWhatMay(deps: IntakeDeps, first: string): Promise<number[]> {
+async function startWhatMay(deps: IntakeDeps, first: string, shown: ShownPositions): Promise<number[]> {
   const running = await deps.db.prisma.task.count({ where: { source: "gitea", status: "running" } });
   const others = (await deps.db.pool.query<{ target_key: string }>(WAITING_TARGETS)).rows.map(
     (r) => r.target_key,
@@ -55,7 +56,7 @@ async function startWhatMay(deps: IntakeDeps, first: string): Promise<number[]> 
       slots--;
     }
   }
-  await refreshPositions(deps, [...moved]);
+  await refreshPositions(deps, [...moved], shown);
   return started;
 }
 
@@ -86,20 +87,28 @@ async function refusalAtStart(deps: IntakeDeps, task: Task): Promise<string | un
   return blocking ? agentPullRefusal(blocking) : undefined;
 }
 
-/** Waiting commands moved up: their status comments show the new position. */
-async function refreshPositions(deps: IntakeDeps, targetKeys: string[]): Promise<void> {
+/** Waiting commands moved up, or joined the line: their status comments show the new position. */
+async function refreshPositions(deps: IntakeDeps, targetKeys: string[], shown: ShownPositions): Promise<void> {
   for (const key of targetKeys) {
     const waiting = (await deps.repos.tasks.listTargetQueue(key)).filter(
       (t) => isWorkCommand(t.commandKind) && t.status === "queued",
     );
+    const updates = waiting.map((t, index) => ({
+      taskId: t.id,
+      jobId: `${t.id}-position-${index + 1}-${t.version}`,
+    }));
+    const unsent = new Set(shown.unsent(key, updates.map((u) => u.jobId)));
     await Promise.all(
-      waiting.map((t, index) =>
-        deps.queues.enqueue({
-          queue: "notify",
-          data: { v: 1, kind: "gitea-status", taskId: t.id },
-          jobId: `${t.id}-position-${index + 1}-${t.version}`,
-        }),
-      ),
+      updates
+        .filter((u) => unsent.has(u.jobId))
+        .map((u) =>
+          deps.queues.enqueue({
+            queue: "notify",
+            data: { v: 1, kind: "gitea-status", taskId: u.taskId },
+            jobId: u.jobId,
+          }),
+        ),
     );
+    shown.remember(key, updates.map((u) => u.jobId));
   }
 }

@@ -3,15 +3,17 @@ import { dispatchNext } from "./dispatch-next.handler.ts";
 import type { IntakeDeps } from "./intake-deps.ts";
 import { failPublish, publishCommand } from "./publish-command.ts";
 import { routeCommand } from "./route-command.handler.ts";
+import { createShownPositions } from "./shown-positions.ts";
 
 /** The `intake` queue: route one stored command, start what may start on an issue/PR, or publish a finished one. */
 export function createIntakeHandler(deps: IntakeDeps): JobHandler<"intake"> {
+  const shown = createShownPositions();
   return async (data, ctx) => {
     switch (data.kind) {
       case "route-command":
         return routeCommand(deps, data.taskId);
       case "dispatch-next":
-        return { started: await dispatchNext(deps, data.targetKey) };
+        return { started: await dispatchNext(deps, data.targetKey, shown) };
       case "publish":
         try {
           return await publishCommand(deps, data.taskId);
