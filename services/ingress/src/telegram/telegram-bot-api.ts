@@ -1,4 +1,4 @@
-import { Telegram } from "telegraf";
+import { createBotApiClient } from "@ratatoskr/runtime";
 import type { UpdateSource } from "./delivery/telegram-poller.ts";
 
 export interface BotCommandEntry {
@@ -20,22 +20,21 @@ export interface BotApi extends UpdateSource {
 /** Update kinds the bot asks for; everything else never reaches it. */
 export const ALLOWED_UPDATES = ["message", "callback_query"] as const;
 
-/** telegraf's client behind BotApi; `apiRoot` points it at a local Bot API server or a fake. */
-export function telegrafBotApi(token: string, apiRoot?: string): BotApi {
-  const telegram = new Telegram(token, apiRoot ? { apiRoot } : {});
+/** The Bot API client behind BotApi; `apiRoot` points it at a local Bot API server or a fake. */
+export function createBotApi(token: string, apiRoot?: string): BotApi {
+  const telegram = createBotApiClient(token, apiRoot);
   return {
-    getMe: () => telegram.getMe(),
-    setMyCommands: (commands) => telegram.setMyCommands(commands),
+    getMe: () => telegram.call("getMe", {}),
+    setMyCommands: (commands) => telegram.call("setMyCommands", { commands }),
     setWebhook: (url, secretToken) =>
-      telegram.setWebhook(url, { secret_token: secretToken, allowed_updates: [...ALLOWED_UPDATES] }),
-    deleteWebhook: () => telegram.deleteWebhook(),
-    answerCallbackQuery: (id, text) => telegram.answerCbQuery(id, text),
+      telegram.call("setWebhook", { url, secret_token: secretToken, allowed_updates: [...ALLOWED_UPDATES] }),
+    deleteWebhook: () => telegram.call("deleteWebhook", {}),
+    answerCallbackQuery: (id, text) => telegram.call("answerCallbackQuery", { text, callback_query_id: id }),
     getUpdates: async ({ offset, timeoutSec, limit }, signal) =>
-      telegram.callApi(
+      telegram.call(
         "getUpdates",
         { offset, timeout: timeoutSec, ...(limit ? { limit } : {}), allowed_updates: [...ALLOWED_UPDATES] },
-        // telegraf types the signal with the abort-controller polyfill; Node's own is compatible.
-        { signal: signal as unknown as NonNullable<Parameters<Telegram["callApi"]>[2]>["signal"] },
+        signal,
       ),
   };
 }
