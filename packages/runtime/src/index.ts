@@ -24,4 +24,3 @@ export * from "./http/readiness-checks.ts";
 export * from "./http/service-http-server.ts";
 export * from "./util/with-timeout.ts";
 export * from "./util/periodic-task.ts";
-export * from "./telegram/bot-api-client.ts";

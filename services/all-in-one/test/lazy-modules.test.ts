@@ -57,11 +57,11 @@ describe("all-in-one loads a feature's heavy modules only when the feature is us
     });
   }, 120_000);
 
-  it("starts without undici's fetch, gitea-js, simple-git, the JSONC parser or telegraf when Gitea is not configured", async () => {
+  it("starts without undici's fetch, gitea-js, simple-git or the JSONC parser when Gitea is not configured", async () => {
     // The opencode clients need only undici's Agent and request API; its index loads the rest too
     // (2.8 MB more heap), which only the Gitea client (fetch) uses. git and the opencode config
-    // parser are needed by jobs only. The Bot API is spoken over node's http, not telegraf.
-    const unused = [UNDICI_FETCH, "gitea-js", "simple-git", "jsonc-parser", "telegraf"];
+    // parser are needed by jobs only.
+    const unused = [UNDICI_FETCH, "gitea-js", "simple-git", "jsonc-parser"];
     expect(await probe({ BULL_BOARD_DISABLED: "true" }, unused)).toEqual({
       started: Object.fromEntries(unused.map((name) => [name, false])),
     });

@@ -22,8 +22,7 @@ const LONG = ["<b>one</b> " + "a".repeat(90), "two " + "b".repeat(90), "three " 
 beforeEach(async () => {
   fake = await new FakeTelegram().start();
   fake.addChat(CHAT);
-  // telegraf's client: the sender's contract, whichever client speaks the Bot API (production's is
-  // the runtime's Bot API client, covered by the notifier harness tests).
+  // telegraf's own client, as production wires it.
   sender = new TelegramSender(new Telegram(fake.token, { apiRoot: fake.url }), { limit: 120 });
 });
 afterEach(async () => {

@@ -1,4 +1,4 @@
-import { createBotApiClient } from "@ratatoskr/runtime";
+import { Telegram } from "telegraf";
 import type { UpdateSource } from "./delivery/telegram-poller.ts";
 
 export interface BotCommandEntry {
@@ -20,21 +20,22 @@ export interface BotApi extends UpdateSource {
 /** Update kinds the bot asks for; everything else never reaches it. */
 export const ALLOWED_UPDATES = ["message", "callback_query"] as const;
 
-/** The Bot API client behind BotApi; `apiRoot` points it at a local Bot API server or a fake. */
-export function createBotApi(token: string, apiRoot?: string): BotApi {
-  const telegram = createBotApiClient(token, apiRoot);
+/** telegraf's client behind BotApi; `apiRoot` points it at a local Bot API server or a fake. */
+export function telegrafBotApi(token: string, apiRoot?: string): BotApi {
+  const telegram = new Telegram(token, apiRoot ? { apiRoot } : {});
   return {
-    getMe: () => telegram.call("getMe", {}),
-    setMyCommands: (commands) => telegram.call("setMyCommands", { commands }),
+    getMe: () => telegram.getMe(),
+    setMyCommands: (commands) => telegram.setMyCommands(commands),
     setWebhook: (url, secretToken) =>
-      telegram.call("setWebhook", { url, secret_token: secretToken, allowed_updates: [...ALLOWED_UPDATES] }),
-    deleteWebhook: () => telegram.call("deleteWebhook", {}),
-    answerCallbackQuery: (id, text) => telegram.call("answerCallbackQuery", { text, callback_query_id: id }),
+      telegram.setWebhook(url, { secret_token: secretToken, allowed_updates: [...ALLOWED_UPDATES] }),
+    deleteWebhook: () => telegram.deleteWebhook(),
+    answerCallbackQuery: (id, text) => telegram.answerCbQuery(id, text),
     getUpdates: async ({ offset, timeoutSec, limit }, signal) =>
-      telegram.call(
+      telegram.callApi(
         "getUpdates",
         { offset, timeout: timeoutSec, ...(limit ? { limit } : {}), allowed_updates: [...ALLOWED_UPDATES] },
-        signal,
+        // telegraf types the signal with the abort-controller polyfill; Node's own is compatible.
+        { signal: signal as unknown as NonNullable<Parameters<Telegram["callApi"]>[2]>["signal"] },
       ),
   };
 }

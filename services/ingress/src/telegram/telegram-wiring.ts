@@ -3,7 +3,7 @@ import { readServiceHeartbeats, type ServiceContext } from "@ratatoskr/service-h
 import { redisRefusedChats } from "./access/refused-chats.store.ts";
 import type { TelegramConfig } from "./config/telegram.config.ts";
 import { createTelegramFrontDoor, type TelegramFrontDoor } from "./telegram-front-door.ts";
-import { createBotApi, type BotApi } from "./telegram-bot-api.ts";
+import { telegrafBotApi, type BotApi } from "./telegram-bot-api.ts";
 
 type EnabledTelegram = Extract<TelegramConfig, { enabled: true }>;
 
@@ -23,7 +23,7 @@ export function telegramFrontDoor(
   config: EnabledTelegram,
   api?: BotApi,
 ): TelegramFrontDoor {
-  const botApi = api ?? createBotApi(config.token, config.apiRoot);
+  const botApi = api ?? telegrafBotApi(config.token, config.apiRoot);
   return createTelegramFrontDoor({
     api: botApi,
     intake: config.intake,

@@ -24,7 +24,7 @@ export type TelegramErrorClass =
   /** May have been performed, the answer was lost (timeout, reset after writing): never blindly retry. */
   | { kind: "in-doubt"; description: string };
 
-/** What we can read off a BotApiError (or telegraf's `TelegramError`), a raw API answer or fetch. */
+/** What we can read off an error from telegraf (`TelegramError`), a raw API answer or fetch. */
 interface ApiFailure {
   code: number;
   description: string;
@@ -35,7 +35,7 @@ interface ApiFailure {
 const asRecord = (value: unknown): Record<string, unknown> | undefined =>
   value !== null && typeof value === "object" ? (value as Record<string, unknown>) : undefined;
 
-/** BotApiError (like telegraf's TelegramError) keeps the API answer in `response`; a raw answer has the fields itself. */
+/** telegraf's TelegramError keeps the API answer in `response`; a raw answer has the fields itself. */
 function readApiFailure(err: unknown): ApiFailure | undefined {
   const outer = asRecord(err);
   const body = asRecord(outer?.response) ?? outer;
@@ -130,9 +130,9 @@ function errorCodes(err: unknown, depth = 0): string[] {
  * (429), give up (the chat is gone, the bot is blocked, the request itself is wrong), retry with
  * backoff (Telegram answered with an error, or the request never left: refused connection, DNS,
  * TLS) or — any other transport failure, the unknown included — in doubt: the message may be in
- * the chat, so a blind retry could send it twice. Works on the Bot API client's `BotApiError`
- * and telegraf's `TelegramError` (`err.response.error_code`, …), on a raw `{ ok: false,
- * error_code, … }` answer and on node, fetch, undici and node-fetch network errors.
+ * the chat, so a blind retry could send it twice. Works on telegraf's `TelegramError`
+ * (`err.response.error_code`, …), on a raw `{ ok: false, error_code, … }` answer and on
+ * fetch/undici/node-fetch network errors.
  */
 export function classifyTelegramError(err: unknown): TelegramErrorClass {
   const failure = readApiFailure(err);

@@ -19,7 +19,7 @@ export interface MessageExtra {
   link_preview_options?: { is_disabled: boolean };
 }
 
-/** The two Bot API calls the sender needs. telegram.channel.ts puts the Bot API client behind it. */
+/** The two Bot API calls the sender needs. telegraf's `Telegram` (`bot.telegram`) satisfies it. */
 export interface TelegramMessageApi {
   sendMessage(
     chatId: number | string,

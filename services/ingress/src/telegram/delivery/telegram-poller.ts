@@ -1,7 +1,7 @@
 import type { Logger } from "@ratatoskr/runtime";
 import { abortableSleep } from "./abortable-sleep.ts";
 
-/** getUpdates as the poller needs it; the Bot API client provides it (see telegram-bot-api.ts). */
+/** getUpdates as the poller needs it; telegraf's client provides it (see telegram-bot-api.ts). */
 export interface UpdateSource {
   getUpdates(
     params: { offset: number; timeoutSec: number; limit?: number },
