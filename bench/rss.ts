@@ -3,8 +3,11 @@
  * build under plain node with the start script's variables and node flags, Bull Board enabled but
  * not opened) against a bare BullMQ worker (plain node, one no-op worker): RSS idle, and after 10k
  * notify jobs (each a real handler run: a notification that does not exist is looked up and
- * skipped). `--smoke` runs the all-in-one from source under tsx (no build) with 200 jobs, so its
- * numbers include tsx.
+ * skipped). Each figure is the median of 5 samples a second apart, taken once the process has
+ * settled for 15 s: V8 gives back start-up's spare heap pages at its first idle clean-up (about 8 s
+ * after start), so a sample at 5 s measured start-up's peak rather than an idle process (it read
+ * 1.43–1.46× where the settled process reads about 1.3×). `--smoke` runs the all-in-one from
+ * source under tsx (no build) with 200 jobs and short waits, so its numbers include tsx.
  * `pnpm tsx bench/rss.ts [--smoke]`
  */
 import { execFileSync, fork, type ChildProcess } from "node:child_process";
@@ -18,11 +21,19 @@ import { defaultJobOptions } from "../packages/runtime/src/index.ts";
 import { FakeTelegram } from "../packages/testkit/src/index.ts";
 import { benchDatabase, benchId, DATABASE_URL, REDIS_URL } from "./lib/bench-env.ts";
 import { endChild, nextMessage } from "./lib/child-process.ts";
-import { benchMain, ratioRow, type BenchOptions, type BenchRow } from "./lib/bench-harness.ts";
+import {
+  benchMain,
+  interleave,
+  median,
+  ratioRow,
+  type BenchOptions,
+  type BenchRow,
+} from "./lib/bench-harness.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const QUEUE = "notify" as const;
 const MB = 1024 * 1024;
+const SAMPLES = 5;
 
 function rssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -106,21 +117,34 @@ async function deletePrefix(prefix: string): Promise<void> {
 
 interface Measured {
   idle: number;
-  afterJobs: number;
+  /** Not measured in a round that runs no jobs. */
+  afterJobs: number | undefined;
 }
 
-/** Idle RSS after `settleMs`, then RSS once `jobs` jobs ran and `settleMs` passed again. */
+/** The median of `SAMPLES` RSS readings a second apart (a tenth of that in smoke mode). */
+async function settledRss(pid: number, gapMs: number): Promise<number> {
+  const readings: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, gapMs));
+    readings.push(rssBytes(pid));
+  }
+  return median(readings);
+}
+
+/** Idle RSS after `settleMs`, then (when `jobs` > 0) RSS once they ran and `settleMs` passed again. */
 async function measure(
   child: ChildProcess,
   prefix: string,
   jobs: number,
   settleMs: number,
 ): Promise<Measured> {
+  const gapMs = settleMs / 15;
   await new Promise((r) => setTimeout(r, settleMs));
-  const idle = rssBytes(child.pid!);
+  const idle = await settledRss(child.pid!, gapMs);
+  if (jobs === 0) return { idle, afterJobs: undefined };
   await runJobs(prefix, jobs);
   await new Promise((r) => setTimeout(r, settleMs));
-  return { idle, afterJobs: rssBytes(child.pid!) };
+  return { idle, afterJobs: await settledRss(child.pid!, gapMs) };
 }
 
 async function bareWorker(prefix: string, jobs: number, settleMs: number): Promise<Measured> {
@@ -203,23 +227,40 @@ async function allInOne(
 
 export async function run(options: BenchOptions): Promise<BenchRow[]> {
   const jobs = options.smoke ? 200 : 10_000;
-  const settleMs = options.smoke ? 500 : 5_000;
-  const floor = await bareWorker(benchId("rss_bare"), jobs, settleMs);
-  const ours = await allInOne(options, benchId("rss_all"), jobs, settleMs);
+  const settleMs = options.smoke ? 1_500 : 15_000;
+  // A bare worker's idle RSS alone swings 61–77 MB between runs: idle is measured in alternated
+  // rounds (the first also runs the jobs) and the medians compared.
+  const rounds = options.smoke ? 1 : 3;
+  const measured = { floor: [] as Measured[], ours: [] as Measured[] };
+  await interleave(rounds, {
+    floor: async () => {
+      const n = measured.floor.length === 0 ? jobs : 0;
+      measured.floor.push(await bareWorker(benchId("rss_bare"), n, settleMs));
+      return 0;
+    },
+    ours: async () => {
+      const n = measured.ours.length === 0 ? jobs : 0;
+      measured.ours.push(await allInOne(options, benchId("rss_all"), n, settleMs));
+      return 0;
+    },
+  });
+  const idle = (side: Measured[]) => median(side.map((m) => m.idle)) / MB;
+  const afterJobs = (side: Measured[]) => (side[0]?.afterJobs ?? NaN) / MB;
+  const mb = (side: Measured[]) => side.map((m) => (m.idle / MB).toFixed(1)).join(", ");
   const how = options.smoke ? "all-in-one under tsx (smoke)" : "all-in-one built, plain node";
   return [
     ratioRow(options, {
       measure: "RSS idle, all-in-one vs bare BullMQ worker",
-      ours: ours.idle / MB,
-      floor: floor.idle / MB,
+      ours: idle(measured.ours),
+      floor: idle(measured.floor),
       unit: "MB",
       maxRatio: 1.5,
-      note: how,
+      note: `${how}; medians of ${rounds} alternated rounds (ours ${mb(measured.ours)} MB; floor ${mb(measured.floor)} MB)`,
     }),
     ratioRow(options, {
       measure: `RSS after ${jobs.toLocaleString("en")} notify jobs`,
-      ours: ours.afterJobs / MB,
-      floor: floor.afterJobs / MB,
+      ours: afterJobs(measured.ours),
+      floor: afterJobs(measured.floor),
       unit: "MB",
     }),
   ];

@@ -98,7 +98,7 @@ export async function measureWebhook(options: BenchOptions, spec: WebhookBenchSp
     };
     if (durable) rateVariants.durable = atRate(durable.target, "durable floor at rate", latencies.durable);
     await interleave(counts.rounds, rateVariants);
-    const max = await interleave(counts.maxRounds, {
+    const maxVariants: Record<string, () => Promise<number>> = {
       ours: async () => {
         const r = check(
           "ours max",
@@ -110,7 +110,14 @@ export async function measureWebhook(options: BenchOptions, spec: WebhookBenchSp
       floor: async () =>
         check("floor max", await driver.run(spec.floor, { mode: "max", concurrency: 64, count: counts.max }))
           .perSecond ?? NaN,
-    });
+    };
+    if (durable)
+      maxVariants.durable = async () =>
+        check(
+          "durable floor max",
+          await driver.run(durable.target, { mode: "max", concurrency: 64, count: counts.max }),
+        ).perSecond ?? NaN;
+    const max = await interleave(counts.maxRounds, maxVariants);
     const p99 = percentile(latencies.ours, 99);
     const failures = errors.length > 0 ? ` FAILED REQUESTS: ${errors.join("; ")}` : "";
     return [
@@ -146,12 +153,23 @@ export async function measureWebhook(options: BenchOptions, spec: WebhookBenchSp
         : []),
       ratioRow(options, {
         measure: `${spec.label} max throughput (64 in flight)`,
-        ours: median(max.ours),
-        floor: median(max.floor),
+        ours: median(max.ours ?? []),
+        floor: median(max.floor ?? []),
         unit: "req/s",
         minRatio: spec.aim.minRatio,
         note: spec.floorNote,
       }),
+      ...(durable
+        ? [
+            ratioRow(options, {
+              measure: `${spec.label} max throughput vs durable write alone`,
+              ours: median(max.ours ?? []),
+              floor: median(max.durable ?? []),
+              unit: "req/s",
+              note: durable.note,
+            }),
+          ]
+        : []),
     ];
   } finally {
     await driver.close();
