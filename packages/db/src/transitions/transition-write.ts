@@ -5,6 +5,7 @@
 import type { TaskEvent } from "@ratatoskr/contracts";
 import type { FollowUp, Task } from "../../generated/client.ts";
 import { prismaLikeTypes } from "../sql/sql-pool.ts";
+import { statementName } from "../sql/statement-name.ts";
 import type { TransitionPlan } from "./transition-plan.ts";
 import type { TaskPatch } from "./transition-types.ts";
 
@@ -122,7 +123,7 @@ export function writeQuery(
   }
   // Named, so each connection plans each shape once.
   return {
-    name: `rt-transition${skipLocked ? "-skip-locked" : ""}:${keys.join(",")}`,
+    name: statementName(`rt-transition${skipLocked ? "-skip-locked" : ""}`, keys.join(",")),
     text: WRITE(patchSet, skipLocked),
     values,
     types: prismaLikeTypes,
