@@ -20,7 +20,7 @@ import { createGroupCommit } from "../packages/db/src/index.ts";
 import { startHost } from "../packages/service-host/src/index.ts";
 import { ingressService } from "../services/ingress/src/index.ts";
 import { createLogger, createMetrics, createServiceHttpServer } from "../packages/runtime/src/index.ts";
-import { benchDatabase, benchId, REDIS_URL } from "./lib/bench-env.ts";
+import { benchDatabase, benchId, deletePrefix, REDIS_URL } from "./lib/bench-env.ts";
 import { benchMain, type BenchOptions, type BenchRow } from "./lib/bench-harness.ts";
 import { giteaIngressEnv } from "./lib/ingress-env.ts";
 import { measureWebhook, startBackend } from "./lib/webhook-load.ts";
@@ -135,6 +135,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
     await bare.app.close();
     await durable.app.close();
     await drop();
+    await deletePrefix(prefix);
   }
 }
 

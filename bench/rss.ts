@@ -19,7 +19,7 @@ import { Redis } from "ioredis";
 import { JOB_CATALOG } from "../packages/contracts/src/index.ts";
 import { defaultJobOptions } from "../packages/runtime/src/index.ts";
 import { FakeTelegram } from "../packages/testkit/src/index.ts";
-import { benchDatabase, benchId, DATABASE_URL, REDIS_URL } from "./lib/bench-env.ts";
+import { benchDatabase, benchId, DATABASE_URL, deletePrefix, REDIS_URL } from "./lib/bench-env.ts";
 import { endChild, nextMessage } from "./lib/child-process.ts";
 import {
   benchMain,
@@ -52,9 +52,12 @@ function launcher(): { env: Record<string, string>; flags: string[] } {
   const match = /((?:\w+=\S+\s+)*)exec node ((?:--\S+\s+)*)services\/all-in-one\/dist\/main\.js/.exec(
     scripts["start"] ?? "",
   );
-  if (!match) throw new Error("package.json's start script no longer runs node services/all-in-one/dist/main.js");
+  if (!match)
+    throw new Error("package.json's start script no longer runs node services/all-in-one/dist/main.js");
   const words = (text: string | undefined) => (text ?? "").split(/\s+/).filter(Boolean);
-  const env = Object.fromEntries(words(match[1]).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]));
+  const env = Object.fromEntries(
+    words(match[1]).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
+  );
   return { env, flags: words(match[2]) };
 }
 
@@ -101,17 +104,6 @@ async function runJobs(prefix: string, count: number): Promise<void> {
     await queue.obliterate({ force: true }).catch(() => undefined);
     await queue.close();
     connection.disconnect();
-  }
-}
-
-/** Removes what the all-in-one left under the bench's prefix (its other queues, heartbeats). */
-async function deletePrefix(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  try {
-    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 500 }) as AsyncIterable<string[]>)
-      if (keys.length > 0) await redis.unlink(...keys);
-  } finally {
-    redis.disconnect();
   }
 }
 

@@ -16,7 +16,7 @@ import { startHost } from "../packages/service-host/src/index.ts";
 import { ingressService } from "../services/ingress/src/index.ts";
 import { createUpdateBatcher } from "../services/ingress/src/telegram/delivery/update-batcher.ts";
 import { createLogger, createMetrics, createServiceHttpServer } from "../packages/runtime/src/index.ts";
-import { benchDatabase, benchId } from "./lib/bench-env.ts";
+import { benchDatabase, benchId, deletePrefix } from "./lib/bench-env.ts";
 import { benchMain, type BenchOptions, type BenchRow } from "./lib/bench-harness.ts";
 import { telegramIngressEnv } from "./lib/ingress-env.ts";
 import { measureWebhook, startBackend } from "./lib/webhook-load.ts";
@@ -61,12 +61,13 @@ async function durableRoute(pool: pg.Pool) {
 export async function run(options: BenchOptions): Promise<BenchRow[]> {
   const { db, schema, drop } = await benchDatabase("webhook");
   const telegram = await startBackend({ kind: "telegram" });
+  const prefix = benchId("webhook");
   const host = await startHost({
     name: "ingress",
     services: [ingressService],
     env: telegramIngressEnv({
       schema,
-      prefix: benchId("webhook"),
+      prefix,
       telegramUrl: telegram.ready.url,
       token: telegram.ready.token,
       path: PATH,
@@ -95,6 +96,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
     await host.shutdown("bench done");
     await telegram.close();
     await drop();
+    await deletePrefix(prefix);
   }
 }
 

@@ -1,6 +1,7 @@
 /** Postgres and Redis for a bench run: its own schema and key prefix, dropped afterwards. */
 import { randomBytes } from "node:crypto";
 import { applyMigrations, createDatabase, type Database } from "../../packages/db/src/index.ts";
+import { Redis } from "ioredis";
 import pg from "pg";
 
 export const DATABASE_URL = process.env["DATABASE_URL"] ?? "postgresql://postgres@127.0.0.1:5432/test";
@@ -24,6 +25,19 @@ export async function benchDatabase(
       await dropSchema(DATABASE_URL, schema);
     },
   };
+}
+
+/** Removes every Redis key under a bench's prefix (its queues, job records, heartbeats). */
+export async function deletePrefix(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 500 }) as AsyncIterable<
+      string[]
+    >)
+      if (keys.length > 0) await redis.unlink(...keys);
+  } finally {
+    redis.disconnect();
+  }
 }
 
 async function dropSchema(connectionString: string, schema: string): Promise<void> {
