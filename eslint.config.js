@@ -15,7 +15,9 @@ export default tseslint.config(
   },
   {
     files: ["scripts/**/*.mjs", "deploy/**/*.mjs"],
-    languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly" } },
+    languageOptions: {
+      globals: { process: "readonly", console: "readonly", URL: "readonly", fetch: "readonly", AbortSignal: "readonly" },
+    },
   },
   {
     files: ["bench/**", "chaos/**", "**/cli/**", "services/demo.ts", "test/**"],

@@ -24,6 +24,13 @@ export default defineConfig({
     pool: "forks",
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    reporters: ["default", ["json", { outputFile: ".tmp/vitest-report.json" }]],
+    reporters: [
+      "default",
+      // A reporter's own outputFile wins over --outputFile.json, so a second run (CI's container
+      // step) names its report through the environment instead of overwriting the first.
+      ["json", { outputFile: process.env.VITEST_JSON_REPORT ?? ".tmp/vitest-report.json" }],
+      // The ten slowest files, after every run.
+      "./packages/testkit/src/vitest/slowest-files.reporter.ts",
+    ],
   },
 });

@@ -6,10 +6,11 @@
  * JSON, both in this process. The intake worker (authorizing every command against the fake
  * Gitea) and the fake Gitea run in one child process, the load generator in another.
  * - latency p50/p99 at a fixed 200 req/s (open loop), aim p99 ≤ 20 ms;
- * - maximum throughput (64 in flight), aim ≥ 30% of the bare route;
+ * - maximum throughput (64 in flight), aim ≥ 0.4× the bare route (issue 22);
  * - p99 against a second floor that makes each delivery durable and nothing more (the bare route
  *   plus one group-committed insert of the delivery into a table of its own): the price of the
- *   commit itself at the machine's current load, apart from what our route and intake add.
+ *   commit itself at the machine's current load, apart from what our route and intake add; aim
+ *   ≤ 2× (issue 22: ours writes the command once before answering, its task comes after).
  * `pnpm tsx bench/gitea-webhook.ts [--smoke]`
  */
 import { Queue } from "bullmq";
@@ -74,7 +75,7 @@ async function durableRoute(pool: pg.Pool) {
  * does not share the machine with the previous one's backlog (bounded: it authorizes each
  * command against the fake Gitea, slower than the route accepts them).
  */
-function settled(prefix: string, deadlineMs = 60_000): () => Promise<void> {
+function settled(prefix: string, pool: pg.Pool, deadlineMs = 60_000): () => Promise<void> {
   return async () => {
     const giveUp = performance.now() + deadlineMs;
     const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
@@ -82,7 +83,12 @@ function settled(prefix: string, deadlineMs = 60_000): () => Promise<void> {
     try {
       for (;;) {
         const counts = await intake.getJobCounts("waiting", "active", "prioritized");
-        if (Object.values(counts).every((n) => n === 0) || performance.now() > giveUp) return;
+        // Stored commands not made into tasks yet are backlog too (their tasks come after the answer).
+        const { rows } = await pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM webhook_deliveries WHERE outcome = 'pending'",
+        );
+        const idle = Object.values(counts).every((n) => n === 0) && rows[0]?.n === 0;
+        if (idle || performance.now() > giveUp) return;
         await new Promise((r) => setTimeout(r, 50));
       }
     } finally {
@@ -118,9 +124,9 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
       ours: { kind: "gitea", url: `${host.url}${PATH}`, secret: SECRET, template },
       floor: { kind: "gitea", url: bare.url, secret: SECRET, template },
       rate: 200,
-      aim: { p99Ms: 20, minRatio: 0.3 },
+      aim: { p99Ms: 20, minRatio: 0.4, p99VsDurable: 2 },
       floorNote: "floor: bare fastify route, same signature check and JSON",
-      settle: settled(prefix),
+      settle: settled(prefix, db.pool),
       durableFloor: {
         target: { kind: "gitea", url: durable.url, secret: SECRET, template },
         note: "floor: the bare route plus one group-committed insert of the delivery",

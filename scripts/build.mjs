@@ -34,6 +34,14 @@ function newestInput() {
 if (process.argv.includes("--if-stale") && existsSync(stamp) && statSync(stamp).mtimeMs >= newestInput())
   process.exit(0);
 
+// `pnpm start` and `pnpm demo` compile first when the sources changed: say so, or the first start
+// sits silent for the 10-20 s tsc takes.
+const started = Date.now();
+console.error(
+  process.argv.includes("--if-stale")
+    ? "Compiling Ratatoskr (the sources changed since the last build)…"
+    : "Compiling Ratatoskr…",
+);
 rmSync(out, { recursive: true, force: true });
 execFileSync(process.execPath, [tsc, "-p", join(root, "tsconfig.build.json")], { stdio: "inherit" });
 
@@ -51,3 +59,4 @@ for (const group of ["packages", "services"]) {
 }
 rmSync(out, { recursive: true, force: true });
 writeFileSync(stamp, `${new Date().toISOString()}\n`);
+console.error(`Compiled in ${((Date.now() - started) / 1000).toFixed(1)} s.`);

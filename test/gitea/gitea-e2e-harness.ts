@@ -27,10 +27,11 @@ const AGENTS_DIR = fileURLToPath(new URL("../../agents/", import.meta.url));
 export const DEV = "You are the developer agent of Ratatoskr";
 export const REVIEWER = "You are the reviewer agent of Ratatoskr";
 export const PLANNER = "You are the planner agent of Ratatoskr";
+export const POSTMORTEM = "You are the postmortem analyst of Ratatoskr";
 export const REPO = "acme/shop";
 const SECRET = "e2e-webhook-secret";
 
-export type GiteaService = "ingress" | "dev" | "reviewer" | "notifier" | "analyst";
+export type GiteaService = "ingress" | "dev" | "reviewer" | "notifier" | "analyst" | "postmortem";
 
 /**
  * The Gitea front door as a team meets it: every service its own process sharing only Redis and
@@ -93,7 +94,7 @@ export class GiteaE2eHarness {
     const { comment } = await this.gitea.comment(REPO, number, author, body);
     return vi.waitFor(
       async () => {
-        const task = await this.database.db.prisma.task.findUnique({ where: { commentId: comment.id! } });
+        const task = await this.database.db.prisma.task.findFirst({ where: { commentId: comment.id! } });
         if (!task) throw new Error(`no command for comment ${comment.id}`);
         return task;
       },

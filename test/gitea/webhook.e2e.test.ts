@@ -52,7 +52,7 @@ describe("Gitea deliveries across processes", () => {
     expect(again.status).toBe(200);
     expect(new Set([deliveries[0]!.uuid, again.uuid, ...copies.map((d) => d.uuid)]).size).toBe(52);
     expect(await commandsOf(comment.id!)).toBe(1);
-    const task = await h.database.db.prisma.task.findUniqueOrThrow({ where: { commentId: comment.id! } });
+    const task = await h.database.db.prisma.task.findFirstOrThrow({ where: { commentId: comment.id! } });
     await h.waitForStatus(task.id, "succeeded");
     await h.waitForStatusComment(issue, task.id, ["✅ done", "Nothing is running or waiting here."]);
     expect(h.statusComments(issue, task.id)).toHaveLength(1);
@@ -65,7 +65,7 @@ describe("Gitea deliveries across processes", () => {
     expect(deliveries[0]!.dropped).toBe(true);
     const found = await vi.waitFor(
       async () => {
-        const task = await h.database.db.prisma.task.findUnique({ where: { commentId: comment.id! } });
+        const task = await h.database.db.prisma.task.findFirst({ where: { commentId: comment.id! } });
         if (!task) throw new Error(`the sweep has not taken in comment ${comment.id} yet`);
         return task;
       },

@@ -10,7 +10,9 @@ const TEXT = readFileSync(new URL("../../docker-compose.yml", import.meta.url), 
 const EXAMPLE = readFileSync(new URL("../../.env.example", import.meta.url), "utf8");
 
 interface ComposeService {
-  build?: unknown;
+  build?: { context?: string };
+  networks?: string[];
+  security_opt?: string[];
   image?: string;
   pull_policy?: string;
   command?: string[];
@@ -32,6 +34,7 @@ const OPERATOR_ENV: Record<string, string> = {
 };
 const compose = parse(interpolate(TEXT, OPERATOR_ENV), { merge: true }) as {
   services: Record<string, ComposeService>;
+  networks: Record<string, { internal?: boolean } | null>;
 };
 const services = compose.services;
 const appServices = ALL_SERVICES.map((s) => s.name);
@@ -46,22 +49,45 @@ const AGENT_WIRING = [
 const seconds = (d: string) => Number(/^(\d+)s$/.exec(d)?.[1] ?? NaN);
 
 describe("docker-compose.yml", () => {
-  it("builds the one image once and runs every service from it", () => {
+  it("builds the one image once and runs every service and opencode from it", () => {
     const builders = Object.entries(services).filter(([, s]) => s.build !== undefined);
-    expect(builders.map(([name]) => name)).toEqual(["migrate"]);
+    expect(builders.map(([name, s]) => [name, s.build?.context])).toEqual([
+      ["migrate", "."],
+      ["egress", "deploy/egress"],
+    ]);
     for (const name of [...appServices, "opencode"]) {
-      expect(services[name]?.image, name).toBe(builders[0]![1].image);
+      expect(services[name]?.image, name).toBe(services["migrate"]!.image);
       expect(services[name]?.pull_policy, name).toBe("never");
     }
   });
 
-  it("runs node directly (the image's tini is PID 1), never through pnpm or tsx", () => {
+  it("runs node and opencode directly (the image's tini is PID 1), never through pnpm, tsx or a node_modules/.bin wrapper", () => {
     for (const name of [...appServices, "migrate"]) {
       const command = services[name]!.command!;
       expect(command[0], name).toBe("node");
       expect(command[1], name).toMatch(/\/dist\/.+\.js$/);
     }
-    expect(services["opencode"]!.command![0]).toMatch(/opencode$/);
+    expect(services["opencode"]!.command!.join(" ")).not.toMatch(/node_modules|pnpm|tsx/);
+  });
+
+  it("keeps opencode on an internal network whose only way out is the egress proxy", () => {
+    const internal = (name: string) => compose.networks[name]?.internal === true;
+    expect(services["opencode"]!.networks).toEqual(["agent"]);
+    expect(internal("agent")).toBe(true);
+    expect(services["egress"]!.networks?.some((n) => !internal(n))).toBe(true);
+    const env = services["opencode"]!.environment!;
+    for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"])
+      expect(env[name], name).toBe("http://egress:3128");
+    // Redis and Postgres sit on an internal network opencode is not on.
+    for (const name of ["redis", "postgres"]) {
+      expect(services[name]!.networks, name).toEqual(["backend"]);
+      expect(internal("backend")).toBe(true);
+    }
+    // Everyone that talks to opencode shares its network.
+    for (const name of [...appServices.filter((n) => n !== "notifier")])
+      expect(services[name]!.networks, name).toContain("agent");
+    // The tool sandbox (bubblewrap) mounts a /proc of its own.
+    expect(services["opencode"]!.security_opt).toEqual(["systempaths=unconfined"]);
   });
 
   it("gives running jobs longer than SHUTDOWN_TIMEOUT_MS before SIGKILL", () => {

@@ -1,4 +1,4 @@
-/** A Dockerfile read into stages of instructions: just enough of the syntax to replay ours. */
+/** A Dockerfile read into stages of instructions: just enough of the syntax to check ours. */
 export interface DockerInstruction {
   keyword: string;
   /** Flags such as `--from=deps` or `--chown=node:node`, by name. */
@@ -48,11 +48,20 @@ function parseInstruction(line: string): DockerInstruction {
 
 export function parseDockerfile(source: string): DockerStage[] {
   const stages: DockerStage[] = [];
+  // ARGs before the first FROM: their defaults stand in FROM lines (`FROM ${NODE_IMAGE}`).
+  const globalArgs = new Map<string, string>();
   for (const line of logicalLines(source)) {
     const instruction = parseInstruction(line);
-    if (instruction.keyword === "FROM") {
-      const [from, as, name] = instruction.args;
-      stages.push({ from: from!, name: as?.toUpperCase() === "AS" ? name : undefined, instructions: [] });
+    if (instruction.keyword === "ARG" && stages.length === 0) {
+      const [name, value = ""] = instruction.args[0]!.split("=");
+      globalArgs.set(name!, value);
+    } else if (instruction.keyword === "FROM") {
+      const [raw, as, name] = instruction.args;
+      const from = raw!.replace(
+        /\$\{(\w+)\}|\$(\w+)/g,
+        (_m, a?: string, b?: string) => globalArgs.get((a ?? b)!) ?? "",
+      );
+      stages.push({ from, name: as?.toUpperCase() === "AS" ? name : undefined, instructions: [] });
     } else {
       const stage = stages.at(-1);
       if (!stage) throw new Error(`Dockerfile: ${instruction.keyword} before FROM`);

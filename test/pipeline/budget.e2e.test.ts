@@ -1,6 +1,7 @@
 import { formatCallbackData } from "@ratatoskr/contracts";
 import { reply } from "@ratatoskr/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { holdPushes } from "../support/push-hold.ts";
 import { CHATS, DEV, PipelineHarness, REVIEWER } from "./pipeline-harness.ts";
 
 /**
@@ -74,5 +75,51 @@ describe("task budget", () => {
     expect((await h.traces(taskId)).map((t) => t.agent)).toEqual(["analyst", "dev", "reviewer"]);
     const answers = [h.telegram.callbackAnswer(first), h.telegram.callbackAnswer(second)];
     expect(answers.filter((a) => a?.text?.includes("not waiting on its budget any more"))).toHaveLength(1);
+  }, 240_000);
+
+  it("a dev round that passed the budget pauses before the review, without telling of a review that never ran", async () => {
+    const chat = CHATS[6]!;
+    const repo = "acme/overspent";
+    await h.repo(repo);
+    const title = "Overspend in the round";
+    h.model.addRule({
+      match: { systemIncludes: DEV, promptIncludes: title },
+      reply: [reply.write(`${repo}/spent.txt`, "spent\n"), reply.json({ summary: "added spent.txt", done: true })],
+    });
+    h.model.addRule({ match: { systemIncludes: REVIEWER, promptIncludes: title }, reply: [reply.json({ passed: true, summary: "fine", findings: [] })] });
+    const hold = await holdPushes(h.bare(repo));
+    const taskId = await h.approvedTask(chat, { title, repos: [repo], budgetUsd: BUDGET_USD });
+
+    // The round's spend passes the budget while it runs (seeded: the scripted model costs nothing).
+    await hold.taken();
+    const now = new Date();
+    await h.database.db.prisma.agentTrace.create({
+      data: { taskId, agent: "dev", round: 1, prompt: "seeded spend", output: "{}", outcome: "completed", cost: SPENT_USD, startedAt: now, endedAt: now },
+    });
+    await hold.release();
+
+    await h.waitForText(chat, "is paused", 90_000).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${h.logs()}`);
+    });
+    expect(await h.task(taskId)).toMatchObject({ status: "paused", pausedStep: "review" });
+    const paused = h.texts(chat).filter((t) => t.includes(`#${taskId}`));
+    expect(paused.filter((t) => t.includes("reviewer is checking"))).toEqual([]);
+    expect(h.model.requests.some((r) => r.system.includes(REVIEWER) && r.userTexts.some((t) => t.includes(title)))).toBe(false);
+
+    const stop = h.telegram.sent(chat).find((r) => r.kind === "sent" && r.plainText.includes("is paused"))!;
+    h.telegram.pressButton(chat, stop.messageId, formatCallbackData({ action: "more-budget", taskId }));
+    const texts = await h.waitForText(chat, "is done", 90_000).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${h.logs()}`);
+    });
+    const steps = texts.filter((t) => t.includes(`#${taskId}`));
+    // Each step told once, in order, and never a review that did not run.
+    const order = ["is approved", "is paused", "continues with a budget of", "is done"];
+    expect(order.map((s) => steps.filter((t) => t.includes(s)).length)).toEqual([1, 1, 1, 1]);
+    const at = order.map((s) => steps.findIndex((t) => t.includes(s)));
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+    expect(steps.filter((t) => t.includes("reviewer is checking"))).toEqual([]);
+    // Continue ran the held-back review once, on the round's pushed work.
+    expect((await h.traces(taskId)).map((t) => t.agent)).toEqual(["dev", "dev", "reviewer"]);
+    expect((await h.task(taskId)).status).toBe("success");
   }, 240_000);
 });

@@ -8,6 +8,8 @@ import {
   startScriptedModel,
   startServiceProcess,
   type OpencodeServer,
+  type OpencodeServerOptions,
+  type ProviderSpec,
   type ScriptedModel,
   type ServiceProcess,
 } from "@ratatoskr/testkit";
@@ -19,6 +21,7 @@ import {
   type TestDatabase,
   type TestRedis,
 } from "@ratatoskr/testkit/vitest";
+import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -42,18 +45,25 @@ export class PipelineHarness {
   redis!: TestRedis;
   telegram!: FakeTelegram;
   model!: ScriptedModel;
+  /** The first (or only) opencode server. */
   opencode!: OpencodeServer;
+  /** Every opencode server; the services get them all in OPENCODE_URLS when there are several. */
+  pool: OpencodeServer[] = [];
   root!: string;
   remotes!: string;
   env!: NodeJS.ProcessEnv;
   readonly running = new Map<string, ServiceProcess>();
   private readonly queues: Queue[] = [];
 
-  /** `infra`: the Postgres and Redis to use outside vitest (a bench); tests get theirs injected. */
+  /**
+   * `infra`: the Postgres and Redis to use outside vitest (a bench); tests get theirs injected.
+   * `opencodeOptions.servers`: how many opencode servers (one password), default 1.
+   */
   async start(
     services: readonly PipelineService[],
     extraEnv: NodeJS.ProcessEnv = {},
     infra?: { databaseUrl: string; redisUrl: string },
+    opencodeOptions: Omit<Partial<OpencodeServerOptions>, "provider"> & { provider?: Omit<ProviderSpec, "baseUrl">; servers?: number } = {},
   ): Promise<void> {
     [this.database, this.telegram, this.model] = await Promise.all([
       createTestDatabase(infra?.databaseUrl),
@@ -61,7 +71,14 @@ export class PipelineHarness {
       startScriptedModel(),
     ]);
     this.redis = createTestRedis(infra?.redisUrl);
-    this.opencode = await startOpencodeServer({ provider: { baseUrl: this.model.url }, agentsDir: AGENTS_DIR });
+    const { servers = 1, ...serverOptions } = opencodeOptions;
+    const password = serverOptions.password ?? randomBytes(12).toString("hex");
+    this.pool = await Promise.all(
+      Array.from({ length: servers }, () =>
+        startOpencodeServer({ agentsDir: AGENTS_DIR, ...serverOptions, password, provider: { ...serverOptions.provider, baseUrl: this.model.url } }),
+      ),
+    );
+    this.opencode = this.pool[0]!;
     this.root = await mkdtemp(join(tmpdir(), "ratatoskr-pipeline-"));
     this.remotes = join(this.root, "remotes");
     await mkdir(this.remotes, { recursive: true });
@@ -71,6 +88,7 @@ export class PipelineHarness {
       TELEGRAM_ALLOWED_CHAT_IDS: CHATS.join(","),
       BOT_LOCALE: "en",
       ...agentOpencodeEnv(this.opencode, this.model),
+      ...(servers > 1 ? { OPENCODE_URLS: this.pool.map((s) => s.url).join(",") } : {}),
       WORKSPACE_DIR: join(this.root, "workspaces"),
       LOCAL_GIT_ROOT: this.remotes,
       ...extraEnv,
@@ -89,7 +107,7 @@ export class PipelineHarness {
   async stop(): Promise<void> {
     await Promise.all([...this.running.values()].map((service) => service.stop("SIGKILL")));
     await Promise.all(this.queues.map((queue) => queue.close()));
-    await Promise.allSettled([this.telegram?.stop(), this.opencode?.stop(), this.model?.close()]);
+    await Promise.allSettled([this.telegram?.stop(), ...this.pool.map((s) => s.stop()), this.model?.close()]);
     await this.redis?.cleanup();
     await this.database?.drop();
     if (this.root) await rm(this.root, { recursive: true, force: true });

@@ -1,6 +1,10 @@
-import { commitToBare, reply } from "@ratatoskr/testkit";
+import { commitToBare, reply, type ModelRequest } from "@ratatoskr/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHATS, DEV, PipelineHarness, REVIEWER, waitFor } from "./pipeline-harness.ts";
+
+/** The dev agent's prompt of one round of one task (the title is in its own fenced block). */
+const devRound = (round: number, max: number, title: string) => (req: ModelRequest) =>
+  req.system.includes(DEV) && req.userTexts.some((t) => t.includes(`round ${round} of at most ${max}.`) && t.includes(title));
 
 /**
  * P1–P3, P7 across processes: an approved task is implemented by the dev agent through real tool
@@ -75,7 +79,7 @@ describe("approved work becomes reviewed, pushed code", () => {
     const chat = CHATS[1]!;
     await h.repo("acme/cart");
     h.model.addRule({
-      match: { systemIncludes: DEV, promptIncludes: "round 2 of at most 3: Show the cart total" },
+      match: devRound(2, 3, "Show the cart total"),
       reply: [
         reply.write("acme/cart/cart.txt", "total includes tax\n"),
         reply.json({ summary: "tax added", done: true }),
@@ -134,7 +138,7 @@ describe("approved work becomes reviewed, pushed code", () => {
     const chat = CHATS[2]!;
     await h.repo("acme/tax");
     h.model.addRule({
-      match: { systemIncludes: DEV, promptIncludes: "round 2 of at most 2: Set the tax rate" },
+      match: devRound(2, 2, "Set the tax rate"),
       reply: [reply.write("acme/tax/rate.txt", "0.2\n"), reply.json({ summary: "rate 0.2", done: true })],
     });
     h.model.addRule({
@@ -223,6 +227,8 @@ describe("approved work becomes reviewed, pushed code", () => {
 
     const texts = await h.waitForText(chat, "failed", 90_000);
     expect(texts.at(-1)).toMatch(/push of .* rejected: the remote branch moved/);
+    // The reason says it once, not a summary followed by the same words from the git error.
+    expect(texts.at(-1)!.match(/push of/g)).toHaveLength(1);
     expect(await h.task(taskId)).toMatchObject({ status: "failed" });
     // Their commit is still the branch head: nothing was forced over it.
     expect((await h.git("acme/race", ["rev-parse", `refs/heads/${branch}`])).trim()).toBe(theirs);

@@ -157,3 +157,23 @@ describe("checkBudget", () => {
     expect([...BUDGET_STEPS]).toEqual(["implement", "revise", "continue", "review"]);
   });
 });
+
+describe("a dev round that passed the budget", () => {
+  it("pauses before its review: the review waits for Continue and no one hears of a review that is not running", () => {
+    const finished = reduceTask(task("running"), { type: "dev.finished", commit: "abc1234", overBudget: { spentUsd: 1.2, budgetUsd: 1 } });
+    if (!finished.ok) throw new Error(`refused: ${finished.refusal.reason}`);
+    expect(finished.task).toMatchObject({ status: "paused", pausedStep: "review", version: 4 });
+    expect(jobsOf(finished.effects)).toEqual([]);
+    expect(notesOf(finished.effects)).toEqual(['task.budget-exceeded {"taskId":7,"spentUsd":1.2,"budgetUsd":1}']);
+    const resumed = reduceTask(finished.task, EXTENDED);
+    if (!resumed.ok) throw new Error(`refused: ${resumed.refusal.reason}`);
+    expect(jobsOf(resumed.effects)).toEqual(['review:7-review-5:{"v":1,"taskId":7,"kind":"diff","round":2}']);
+  });
+
+  it("within the budget goes to review as before", () => {
+    const finished = reduceTask(task("running"), { type: "dev.finished", commit: "abc1234" });
+    if (!finished.ok) throw new Error(`refused: ${finished.refusal.reason}`);
+    expect(finished.task.status).toBe("running");
+    expect(notesOf(finished.effects)).toEqual(['task.dev-to-review {"taskId":7,"round":2}']);
+  });
+});

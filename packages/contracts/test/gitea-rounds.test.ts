@@ -58,11 +58,11 @@ describe("gitea command rounds (G3)", () => {
     });
   });
 
-  it("fails when the rounds are spent, and a PR iterate after its one round; the next command may start", () => {
+  it("fails when the rounds are spent, and a PR iterate after its one round; the next command may start; a postmortem follows", () => {
     expect(apply(command("implement", "issue", { round: 3 }), { type: "command.review-rejected", findings: [MAJOR] })).toEqual({
       status: "failed",
       round: 3,
-      jobs: [DISPATCH],
+      jobs: [DISPATCH, 'postmortem:{"v":1,"taskId":9,"cause":"failed"}'],
     });
     expect(apply(command("iterate", "pr"), { type: "command.review-rejected", findings: [MAJOR] }).status).toBe("failed");
   });

@@ -104,8 +104,8 @@ const GITEA_LEGAL: Array<[TaskStatus, GiteaEvent["type"], TaskStatus, string[]]>
   ["queued", "command.rejected", "rejected", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
   ["queued", "command.started", "running", ['dev:{"v":1,"taskId":9,"kind":"implement","round":1}']],
   ["running", "command.succeeded", "succeeded", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
-  ["running", "command.failed", "failed", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
-  ["running", "command.interrupted", "failed", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
+  ["running", "command.failed", "failed", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}', 'postmortem:{"v":1,"taskId":9,"cause":"failed"}']],
+  ["running", "command.interrupted", "failed", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}', 'postmortem:{"v":1,"taskId":9,"cause":"failed"}']],
   ["queued", "command.cancelled", "cancelled", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
   ["running", "command.cancelled", "cancelled", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
 ];
@@ -258,5 +258,32 @@ describe("gitea lifecycle", () => {
     const task = giteaTask("queued", { command: { kind, target, targetKey: "acme/app#4" } });
     const result = reduceTask(task, { type: "command.started" });
     expect(result.ok && jobsOf(result.effects)).toEqual([job]);
+  });
+});
+
+describe("a failed analysis with work still pending", () => {
+  const fail = (problem: "worker-died" | "unavailable" | "internal" | "invalid-json", failedInARow: number, over: Partial<TaskSnapshot> = {}) =>
+    reduceTask(telegramTask("collecting", over), { type: "analyst.failed", problem, failedInARow });
+
+  it("analyses the pending turns again at once when the machinery failed, and says so", () => {
+    for (const problem of ["worker-died", "unavailable", "internal"] as const) {
+      const result = fail(problem, 1);
+      expect(result.ok && result.task).toMatchObject({ status: "collecting", analysing: true, pendingTurns: 1 });
+      expect(result.ok && jobsOf(result.effects)).toEqual(['analyst:{"v":1,"taskId":7,"kind":"turn"}']);
+      expect(result.ok && result.effects.find((e) => e.type === "notify")).toMatchObject({ params: { problem, then: "retrying" } });
+    }
+  });
+
+  it("keeps a pending /skip a forced draft", () => {
+    const result = fail("worker-died", 1, { pendingTurns: 0, skipRequested: true });
+    expect(result.ok && jobsOf(result.effects)).toEqual(['analyst:{"v":1,"taskId":7,"kind":"force-draft"}']);
+  });
+
+  it("waits for the person after three failures in a row, on an unusable answer, or with nothing pending", () => {
+    for (const result of [fail("worker-died", 3), fail("invalid-json", 1), fail("worker-died", 1, { pendingTurns: 0 })]) {
+      expect(result.ok && result.task).toMatchObject({ analysing: false });
+      expect(result.ok && jobsOf(result.effects)).toEqual([]);
+      expect(result.ok && result.effects.find((e) => e.type === "notify")).toMatchObject({ params: { then: "waiting" } });
+    }
   });
 });

@@ -12,7 +12,6 @@ export * from "./repositories/task-snapshot.mapper.ts";
 export * from "./repositories/dialogue-turn.repository.ts";
 export * from "./repositories/agent-trace.repository.ts";
 export * from "./repositories/task-event.repository.ts";
-export * from "./repositories/webhook-delivery.repository.ts";
 export * from "./repositories/notification.repository.ts";
 export * from "./repositories/gitea-sweep-cursor.repository.ts";
 export * from "./repositories/telegram-update.repository.ts";

@@ -107,6 +107,47 @@ describe("follow-up dispatch in bulk", () => {
     expect(rows.every((r) => r.dispatchedAt instanceof Date)).toBe(true);
   });
 
+  it("packs the Telegram messages of several rows into one v2 notify job; other rows go as their own", async () => {
+    const [analysing] = await twoTasksFollowUps();
+    const task = await repos.tasks.createTelegramTask({ chatId: 47, maxTurns: 5, maxRounds: 3 });
+    const messages = await Promise.all(
+      [1, 2, 3].map((i) =>
+        t.db.prisma.followUp.create({
+          data: {
+            taskId: task.id,
+            queue: "notify",
+            jobId: `${task.id}-notify-${i}`,
+            data: { v: 1, kind: "message", notificationId: 900 + i, chatId: 600 + (i % 2) },
+          },
+        }),
+      ),
+    );
+    const bulk: Array<{ jobId: string; data: unknown }> = [];
+    const dispatcher = createFollowUpDispatcher({
+      prisma: t.db.prisma,
+      enqueue: queues.enqueue,
+      enqueueBulk: async (requests) => {
+        bulk.push(...requests.map((r) => ({ jobId: r.jobId, data: r.data })));
+        for (const request of requests) await queues.enqueue(request);
+      },
+    });
+
+    expect(await dispatcher.dispatch([analysing!, ...messages])).toEqual({ dispatched: 4, failed: 0 });
+    expect(bulk).toEqual([
+      { jobId: analysing!.jobId, data: analysing!.data },
+      {
+        jobId: expect.stringMatching(/^messages-901-3-/),
+        data: {
+          v: 2,
+          kind: "messages",
+          messages: [901, 902, 903].map((id) => ({ notificationId: id, chatId: 600 + (id % 2) })),
+        },
+      },
+    ]);
+    const rows = await t.db.prisma.followUp.findMany({ where: { id: { in: messages.map((m) => m.id) } } });
+    expect(rows.every((r) => r.dispatchedAt instanceof Date)).toBe(true);
+  });
+
   it("falls back to one enqueue per row when the bulk call fails, so a bad row fails alone", async () => {
     const followUps = await twoTasksFollowUps();
     const [bad, good] = followUps;
@@ -145,18 +186,5 @@ describe("follow-up reconciler", () => {
 
     expect(await dispatcher.reconcile({ olderThanMs: 60_000 })).toEqual({ dispatched: 0, failed: 0 });
     expect(await queues.waitingIds("analyst")).toEqual([]);
-  });
-
-  it("runs on an interval until stopped", async () => {
-    const dispatcher = createFollowUpDispatcher({ prisma: t.db.prisma, enqueue: queues.enqueue });
-    const stop = dispatcher.startReconciler({ intervalMs: 20, olderThanMs: 0 });
-    try {
-      const { jobId } = await committedButNotDispatched();
-      await vi.waitFor(async () => expect(await queues.waitingIds("analyst")).toEqual([jobId]), {
-        timeout: 5_000,
-      });
-    } finally {
-      await stop();
-    }
   });
 });

@@ -81,9 +81,11 @@ async function viaPrisma(where: object, queues: string[]) {
   const tasks = await prisma.task.findMany({
     where,
     orderBy: { id: "asc" },
-    select: { id: true, followUps: { where: { queue: { in: queues } }, orderBy: { id: "desc" }, take: 1 } },
+    select: { id: true, version: true, followUps: { where: { queue: { in: queues } }, orderBy: { id: "desc" }, take: 1 } },
   });
-  return tasks.flatMap((task) => (task.followUps[0] ? [{ taskId: task.id, followUp: task.followUps[0] }] : []));
+  return tasks.flatMap((task) =>
+    task.followUps[0] ? [{ taskId: task.id, taskVersion: task.version, followUp: task.followUps[0] }] : [],
+  );
 }
 
 describe("the idle sweeps' plain-SQL reads select what their Prisma queries did", () => {

@@ -162,29 +162,49 @@ describe("NotificationRepository, sender side", () => {
 
   it("resends a must-deliver message once after a doubtful send, and never a second time", async () => {
     const notification = await message(504);
-    await db.repos.notifications.claim(notification.id);
+    const first = (await db.repos.notifications.claim(notification.id))!;
 
-    expect(await db.repos.notifications.markUncertain(notification.id, "reset after send", true)).toBe("resend");
+    expect(await db.repos.notifications.markUncertain(first, "reset after send", true)).toBe("resend");
     expect(await db.repos.notifications.findById(notification.id)).toMatchObject({
       status: "pending",
       uncertainAt: expect.any(Date),
     });
-    await db.repos.notifications.claim(notification.id);
-    expect(await db.repos.notifications.markUncertain(notification.id, "reset again", true)).toBe("uncertain");
+    const second = (await db.repos.notifications.claim(notification.id))!;
+    expect(await db.repos.notifications.markUncertain(second, "reset again", true)).toBe("uncertain");
     expect(await db.repos.notifications.findById(notification.id)).toMatchObject({ status: "uncertain" });
     expect(await db.repos.notifications.claim(notification.id)).toBeNull();
-    expect(await db.repos.notifications.markUncertain(notification.id, "late", true)).toBeNull();
+    expect(await db.repos.notifications.markUncertain(second, "late", true)).toBeNull();
   });
 
   it("settles any other doubtful send as uncertain at once", async () => {
     const notification = await message(505);
-    await db.repos.notifications.claim(notification.id);
+    const claimed = (await db.repos.notifications.claim(notification.id))!;
 
-    expect(await db.repos.notifications.markUncertain(notification.id, "timeout", false)).toBe("uncertain");
+    expect(await db.repos.notifications.markUncertain(claimed, "timeout", false)).toBe("uncertain");
     expect(await db.repos.notifications.findById(notification.id)).toMatchObject({
       status: "uncertain",
       error: "timeout",
       uncertainAt: expect.any(Date),
+    });
+  });
+
+  it("settles a doubt only while the row is still the claim it saw: a finished send or a newer claim is left alone", async () => {
+    const finished = await message(508);
+    const seen = (await db.repos.notifications.claim(finished.id))!;
+    // The send finishes between the look and the write.
+    await db.repos.notifications.markSent(finished.id, [31]);
+    expect(await db.repos.notifications.markUncertain(seen, "sender looked dead", true)).toBeNull();
+    expect(await db.repos.notifications.findById(finished.id)).toMatchObject({ status: "sent", uncertainAt: null });
+
+    const reclaimed = await message(509);
+    const old = (await db.repos.notifications.claim(reclaimed.id))!;
+    await db.repos.notifications.release(reclaimed.id, "429");
+    const newer = (await db.repos.notifications.claim(reclaimed.id))!;
+    expect(await db.repos.notifications.markUncertain(old, "sender looked dead", false)).toBeNull();
+    expect(await db.repos.notifications.findById(reclaimed.id)).toMatchObject({
+      status: "sending",
+      attempts: newer.attempts,
+      uncertainAt: null,
     });
   });
 
@@ -197,5 +217,75 @@ describe("NotificationRepository, sender side", () => {
 
     expect(retried).toMatchObject({ status: "sending", attempts: 2, error: "429 after part 2" });
     expect(retried?.sentMessageIds).toEqual([11n, 12n]);
+  });
+});
+
+describe("NotificationRepository, the stale-sending sweep", () => {
+  /** Waits until a statement of this database is blocked on a row lock (the sweep behind the send's write). */
+  async function blockedOnRowLock(): Promise<void> {
+    const pool = sqlPoolOf(db.prisma)!;
+    await vi.waitFor(
+      async () => {
+        const { rows } = await pool.query<{ n: string }>(
+          `SELECT count(*) AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%claimed_at < $1::timestamp%'`,
+        );
+        expect(Number(rows[0]!.n)).toBe(1);
+      },
+      { timeout: 5_000, interval: 10 },
+    );
+  }
+
+  it("leaves a send that finishes while it runs as that send recorded it", async () => {
+    const notification = await db.repos.notifications.create({
+      channel: "telegram",
+      chatId: 520,
+      template: "task.success",
+      params: { taskId: 1, branch: "b", commit: null, prUrl: null },
+    });
+    await db.repos.notifications.claim(notification.id);
+    // The send's own result write is under way (its row locked) when the sweep writes.
+    const send = await sqlPoolOf(db.prisma)!.connect();
+    try {
+      await send.query("BEGIN");
+      await send.query("UPDATE notifications SET status = 'sent', sent_message_ids = '{41}' WHERE id = $1", [notification.id]);
+      const sweep = db.repos.notifications.settleStaleSending(-1, ["bot.help"]);
+      await blockedOnRowLock();
+      await send.query("COMMIT");
+      const settled = await sweep;
+      expect(settled.resend.map((r) => r.id)).not.toContain(notification.id);
+    } finally {
+      send.release();
+    }
+    expect(await db.repos.notifications.findById(notification.id)).toMatchObject({
+      status: "sent",
+      sentMessageIds: [41n],
+      uncertainAt: null,
+    });
+  });
+
+  it("puts a must-deliver message back to be resent once, and records an acknowledgement as uncertain", async () => {
+    const outcome = await db.repos.notifications.create({
+      channel: "telegram",
+      chatId: 521,
+      template: "task.failed",
+      params: { taskId: 2, reason: "r", findings: [] },
+    });
+    const ack = await message(521);
+    await db.repos.notifications.claim(outcome.id);
+    await db.repos.notifications.claim(ack.id);
+
+    const settled = await db.repos.notifications.settleStaleSending(-1, ["bot.help"]);
+
+    expect(settled.resend).toContainEqual({ id: outcome.id, chatId: 521 });
+    expect(await db.repos.notifications.findById(outcome.id)).toMatchObject({
+      status: "pending",
+      uncertainAt: expect.any(Date),
+    });
+    expect(await db.repos.notifications.findById(ack.id)).toMatchObject({ status: "uncertain" });
+    // Left mid-send again after its resend: now only recorded.
+    await db.repos.notifications.claim(outcome.id);
+    await db.repos.notifications.settleStaleSending(-1, ["bot.help"]);
+    expect(await db.repos.notifications.findById(outcome.id)).toMatchObject({ status: "uncertain" });
   });
 });

@@ -1,4 +1,4 @@
-import { DialogueTurnRepository, TaskRepository, WebhookDeliveryRepository } from "@ratatoskr/db";
+import { DialogueTurnRepository } from "@ratatoskr/db";
 import { useTestRepositories } from "./support/test-repositories.ts";
 import { describe, expect, it } from "vitest";
 
@@ -6,55 +6,25 @@ const db = useTestRepositories();
 
 const newTask = (chatId = 1) => db.repos.tasks.createTelegramTask({ chatId, maxTurns: 5, maxRounds: 3 });
 
-describe("WebhookDeliveryRepository", () => {
-  it("accepts a comment once, whether it comes back under the same or a new delivery id", async () => {
-    const delivery = { deliveryId: "d-1", commentId: 501, event: "issue_comment", outcome: "accepted" };
-
-    expect(await db.repos.deliveries.record(delivery)).toEqual({ status: "accepted" });
-    expect(await db.repos.deliveries.record(delivery)).toEqual({ status: "duplicate", by: "delivery-id" });
-    expect(await db.repos.deliveries.record({ ...delivery, deliveryId: "d-2" })).toEqual({
-      status: "duplicate",
-      by: "comment-id",
+describe("Gitea command tasks", () => {
+  const command = (repoName: string) =>
+    db.repos.tasks.createGiteaTask({
+      repoOwner: "acme",
+      repoName,
+      targetType: "issue",
+      targetNumber: 1,
+      commandKind: "plan",
+      requesterLogin: "bob",
+      commentId: 777,
+      maxRounds: 2,
     });
-    expect(
-      await db.repos.deliveries.record({ ...delivery, deliveryId: "d-3", commentId: null, event: "push" }),
-    ).toEqual({ status: "accepted" });
-    expect(
-      await db.repos.deliveries.record({ ...delivery, deliveryId: "d-4", commentId: null, event: "push" }),
-    ).toEqual({ status: "accepted" });
-  });
 
-  it("records a delivery and creates its command in one transaction, a duplicate not aborting it", async () => {
-    const accept = (deliveryId: string) =>
-      db.prisma.$transaction(async (tx) => {
-        const verdict = await new WebhookDeliveryRepository(tx).record({
-          deliveryId,
-          commentId: 777,
-          event: "issue_comment",
-          outcome: "accepted",
-        });
-        if (verdict.status === "duplicate") return verdict.status;
-        const task = await new TaskRepository(tx).createGiteaTask({
-          repoOwner: "acme",
-          repoName: "shop",
-          targetType: "issue",
-          targetNumber: 1,
-          commandKind: "plan",
-          requesterLogin: "bob",
-          commentId: 777,
-          maxRounds: 2,
-        });
-        await new WebhookDeliveryRepository(tx).update(deliveryId, { taskId: task.id });
-        return verdict.status;
-      });
-
-    expect(await accept("redeliver-a")).toBe("accepted");
-    expect(await accept("redeliver-b")).toBe("duplicate");
-    expect(await db.prisma.task.count({ where: { commentId: 777 } })).toBe(1);
-    const task = await db.repos.tasks.findByCommentId(777);
-    expect(
-      (await db.prisma.webhookDelivery.findUniqueOrThrow({ where: { deliveryId: "redeliver-a" } })).taskId,
-    ).toBe(task?.id);
+  it("keys a comment by its repository and its id: the same id in two repositories is two commands", async () => {
+    const shop = await command("shop");
+    const web = await command("web");
+    await expect(command("shop")).rejects.toThrow();
+    expect((await db.repos.tasks.findByComment("acme", "shop", 777))?.id).toBe(shop.id);
+    expect((await db.repos.tasks.findByComment("acme", "web", 777))?.id).toBe(web.id);
   });
 });
 
@@ -106,8 +76,11 @@ describe("NotificationRepository", () => {
     const notification = await message((await newTask()).id);
     await db.repos.notifications.claim(notification.id);
 
-    expect(await db.repos.notifications.settleStaleSending(60_000)).toBe(0);
-    expect(await db.repos.notifications.settleStaleSending(-1)).toBeGreaterThanOrEqual(1);
+    expect(await db.repos.notifications.settleStaleSending(60_000, [notification.template])).toEqual({
+      resend: [],
+      uncertain: 0,
+    });
+    expect((await db.repos.notifications.settleStaleSending(-1, [notification.template])).uncertain).toBeGreaterThanOrEqual(1);
     expect(await db.repos.notifications.findById(notification.id)).toMatchObject({
       status: "uncertain",
       uncertainAt: expect.any(Date),

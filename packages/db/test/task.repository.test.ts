@@ -82,7 +82,7 @@ describe("TaskRepository", () => {
       commandKind: "fix",
     });
     expect(toSnapshot(task).command).toEqual({ kind: "fix", target: "pr", targetKey: "acme/shop#3" });
-    expect((await db.repos.tasks.findByCommentId(task.commentId ?? 0n))?.id).toBe(task.id);
+    expect((await db.repos.tasks.findByComment("acme", "shop", task.commentId ?? 0n))?.id).toBe(task.id);
   });
 
   it("lists a target's unfinished commands in receive order", async () => {

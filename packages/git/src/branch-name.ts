@@ -27,8 +27,16 @@ export function branchName(taskId: number, title: string): string {
   return `ratatoskr/${taskId}-${slugify(title)}`;
 }
 
-/** Commit message from the task title and round: `<title> (ratatoskr #42, round 2)`. */
-export function commitMessage(input: { taskId: number; title: string; round: number }): string {
+/**
+ * The line that ends every commit of a round: `ratatoskr task #42, round 2` (a Gitea command says
+ * `command`). A retry finds the round's pushed work by it.
+ */
+export function roundTrailer(input: { taskId: number; round: number; noun?: "task" | "command" }): string {
+  return `ratatoskr ${input.noun ?? "task"} #${input.taskId}, round ${input.round}`;
+}
+
+/** Commit message from the task title and round: `<title>`, a blank line, the {@link roundTrailer}. */
+export function commitMessage(input: { taskId: number; title: string; round: number; noun?: "task" | "command" }): string {
   const subject = input.title.replace(/\s+/g, " ").trim().slice(0, 72) || "Changes";
-  return `${subject}\n\nratatoskr task #${input.taskId}, round ${input.round}`;
+  return `${subject}\n\n${roundTrailer(input)}`;
 }

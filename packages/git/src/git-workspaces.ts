@@ -11,6 +11,10 @@ import { describeRemote, remoteUrl, type RemoteSpec } from "./remote-spec.ts";
 import { ioError, isErrno, readMeta, workspaceLayout, writeFileAtomic, type WorkspaceMeta } from "./workspace-layout.ts";
 import { sweepWorkspaces, type SweepResult } from "./workspace-sweep.ts";
 import { assertBranchName } from "./ref-name.ts";
+import { NO_PUSH_REMOTE, restoreGitDir, saveGitConfig } from "./git-dir-guard.ts";
+import { parseLsRemote, type RemoteRefs } from "./remote-refs.ts";
+import { taskDirTagger } from "./task-dir-key.ts";
+import { pathScrubber, scrubbed } from "./path-scrub.ts";
 
 /** One task's working tree of one repository. */
 export interface Workspace {
@@ -83,6 +87,8 @@ export interface GitWorkspaces {
   commitAll(ws: Workspace, message: string): Promise<string | null>;
   /** The sha of the branch tip in the working tree. */
   headSha(ws: Workspace): Promise<string>;
+  /** Full messages of the commits on the branch since the base commit, newest first. */
+  branchMessages(ws: Workspace): Promise<string[]>;
   /**
    * Pushes the task branch without force. Throws `PushRejectedError` when the remote branch
    * moved; never retried with force. Pushing an already pushed commit is a no-op.
@@ -94,6 +100,13 @@ export interface GitWorkspaces {
    * the remote has no such branch.
    */
   syncToRemote(ws: Workspace): Promise<void>;
+  /** Every ref of the tree's repository on the remote (`git ls-remote`), to see what a run moved. */
+  remoteRefs(ws: Workspace): Promise<RemoteRefs>;
+  /**
+   * What the working tree holds beyond the branch tip: HEAD and every changed, untracked or
+   * ignored file. Equal before and after a run means the run changed nothing there.
+   */
+  treeState(ws: Workspace): Promise<string>;
   /** Marks the task finished: its workspaces are removed by {@link sweep} after retention. */
   markFinished(taskId: number): Promise<void>;
   /** Removes finished workspaces older than retention; failures throw `WorkspaceIoError`. */
@@ -104,7 +117,7 @@ const DEFAULT_AUTHOR: GitAuthor = { name: "Ratatoskr", email: "ratatoskr@localho
 
 export function createGitWorkspaces(options: GitWorkspacesOptions): GitWorkspaces {
   const { remote, logger } = options;
-  const layout = workspaceLayout(options.root);
+  const layout = workspaceLayout(options.root, taskDirTagger(path.join(path.resolve(options.root), "state")));
   const git: GitRunner = createGitRunner({
     remote,
     author: options.author ?? DEFAULT_AUTHOR,
@@ -115,12 +128,18 @@ export function createGitWorkspaces(options: GitWorkspacesOptions): GitWorkspace
   const lock = keyedLock();
   const busy = new Map<number, number>();
   const baseUrl = remote.kind === "http" ? remote.baseUrl : undefined;
-  const where = describeRemote(remote);
+  // Messages reach people: the host as they know it, never the server's directories.
+  const where = remote.kind === "local" ? "the local git host" : describeRemote(remote);
+  const scrub = pathScrubber(remote, options.root);
   const ctx = (op: string, repo: RepoRef): GitFailureContext => ({ op, repo: repo.fullName, where });
   const rev = async (dir: string, ref: string, repo: RepoRef) => (await git.run(dir, ["rev-parse", "--verify", `${ref}^{commit}`], { ctx: ctx("rev-parse", repo) })).trim();
 
-  async function hasRef(dir: string, ref: string): Promise<boolean> {
-    const out = await git.run(dir, ["for-each-ref", "--format=%(refname)", ref], { ctx: { op: "for-each-ref", repo: dir, where } });
+  /** Before the service runs git in a tree the agent worked in (git-dir-guard.ts). */
+  const guard = (ws: Pick<Workspace, "taskId" | "repo" | "dir">) =>
+    restoreGitDir({ dir: ws.dir, tasksRoot: layout.tasksRoot, copy: layout.gitConfigCopy(ws.taskId, ws.repo) });
+
+  async function hasRef(dir: string, ref: string, repo: RepoRef): Promise<boolean> {
+    const out = await git.run(dir, ["for-each-ref", "--format=%(refname)", ref], { ctx: ctx("for-each-ref", repo) });
     return out.trim() === ref;
   }
 
@@ -158,13 +177,16 @@ export function createGitWorkspaces(options: GitWorkspacesOptions): GitWorkspace
     await clone(input.taskId, repo, dir);
     const baseBranch = input.baseBranch ?? (await defaultBranch(dir, repo));
     assertBranchName(baseBranch);
-    if (!(await hasRef(dir, `refs/remotes/origin/${baseBranch}`))) {
+    if (!(await hasRef(dir, `refs/remotes/origin/${baseBranch}`, repo))) {
       throw new RepoNotFoundError(`branch ${baseBranch} was not found in ${repo.fullName} on ${where}`);
     }
-    const existing = await hasRef(dir, `refs/remotes/origin/${input.branch}`);
+    const existing = await hasRef(dir, `refs/remotes/origin/${input.branch}`, repo);
     const start = existing ? `origin/${input.branch}` : `origin/${baseBranch}`;
     await git.run(dir, ["checkout", "-q", "--no-track", "-b", input.branch, start], { ctx: ctx("checkout", repo) });
     const baseSha = existing ? await mergeBase(dir, repo, baseBranch, input.branch) : await rev(dir, "HEAD", repo);
+    await git.run(dir, ["remote", "set-url", "origin", NO_PUSH_REMOTE], { ctx: ctx("remote", repo) });
+    await git.run(dir, ["remote", "set-url", "--push", "origin", NO_PUSH_REMOTE], { ctx: ctx("remote", repo) });
+    await saveGitConfig(dir, layout.gitConfigCopy(input.taskId, repo));
     return { branch: input.branch, baseBranch, baseSha };
   }
 
@@ -176,6 +198,7 @@ export function createGitWorkspaces(options: GitWorkspacesOptions): GitWorkspace
   }
 
   async function reuseTree(taskId: number, repo: RepoRef, dir: string, meta: WorkspaceMeta): Promise<void> {
+    await guard({ taskId, repo, dir });
     await fetch(dir, repo);
     const current = (await git.run(dir, ["rev-parse", "--abbrev-ref", "HEAD"], { ctx: ctx("rev-parse", repo) })).trim();
     if (current !== meta.branch) await git.run(dir, ["checkout", "-q", meta.branch], { ctx: ctx("checkout", repo) });
@@ -189,7 +212,7 @@ export function createGitWorkspaces(options: GitWorkspacesOptions): GitWorkspace
    */
   async function catchUp(taskId: number, repo: RepoRef, dir: string, branch: string): Promise<void> {
     const remoteRef = `refs/remotes/origin/${branch}`;
-    if (!(await hasRef(dir, remoteRef))) return;
+    if (!(await hasRef(dir, remoteRef, repo))) return;
     const count = async (range: string) => Number((await git.run(dir, ["rev-list", "--count", range], { ctx: ctx("rev-list", repo) })).trim());
     if ((await count(`${remoteRef}..HEAD`)) > 0 || (await count(`HEAD..${remoteRef}`)) === 0) return;
     await git.run(dir, ["merge", "--ff-only", "-q", remoteRef], { ctx: ctx("merge", repo) }).catch((err: unknown) => {
@@ -209,7 +232,8 @@ export function createGitWorkspaces(options: GitWorkspacesOptions): GitWorkspace
           throw ioError("cannot clear the finished mark", error);
         });
         let meta = await readMeta(metaFile);
-        if (meta && (await exists(path.join(dir, ".git")))) {
+        // A tree without the saved config (made before it was kept) is cloned again, not trusted.
+        if (meta && (await exists(path.join(dir, ".git"))) && (await exists(layout.gitConfigCopy(input.taskId, repo)))) {
           if (meta.branch !== input.branch) logger.warn({ taskId: input.taskId, kept: meta.branch, asked: input.branch }, "workspace keeps its original branch");
           await reuseTree(input.taskId, repo, dir, meta);
         } else {
@@ -226,10 +250,12 @@ export function createGitWorkspaces(options: GitWorkspacesOptions): GitWorkspace
   }
 
   async function diff(ws: Workspace): Promise<string> {
+    await guard(ws);
     return git.run(ws.dir, ["diff", "--no-ext-diff", "--no-textconv", "--no-color", ws.baseSha, "HEAD", "--"], { ctx: ctx("diff", ws.repo) });
   }
 
   async function changedFiles(ws: Workspace): Promise<string[]> {
+    await guard(ws);
     const tracked = await git.run(ws.dir, ["diff", "--no-ext-diff", "--name-only", ws.baseSha, "--"], { ctx: ctx("diff", ws.repo) });
     const untracked = await git.run(ws.dir, ["ls-files", "--others", "--exclude-standard"], { ctx: ctx("ls-files", ws.repo) });
     return [...new Set(`${tracked}\n${untracked}`.split("\n").filter(Boolean))].sort();
@@ -237,6 +263,7 @@ export function createGitWorkspaces(options: GitWorkspacesOptions): GitWorkspace
 
   async function commitAll(ws: Workspace, message: string): Promise<string | null> {
     return lock(ws.dir, async () => {
+      await guard(ws);
       await git.run(ws.dir, ["add", "-A"], { ctx: ctx("commit", ws.repo) });
       const staged = await git.run(ws.dir, ["diff", "--cached", "--name-only"], { ctx: ctx("commit", ws.repo) });
       if (staged.trim() === "") return null;
@@ -249,7 +276,9 @@ export function createGitWorkspaces(options: GitWorkspacesOptions): GitWorkspace
 
   async function push(ws: Workspace): Promise<PushResult> {
     return lock(ws.dir, async () => {
+      await guard(ws);
       const sha = await rev(ws.dir, "HEAD", ws.repo);
+      // Only the task branch, by explicit refspec to the configured URL, never forced.
       const output = await git.run(ws.dir, ["push", "--porcelain", "--no-verify", remoteUrl(remote, ws.repo), `HEAD:refs/heads/${ws.branch}`], {
         withCredentials: true,
         ctx: ctx("push", ws.repo),
@@ -264,7 +293,7 @@ export function createGitWorkspaces(options: GitWorkspacesOptions): GitWorkspace
     });
   }
 
-  return {
+  const api: GitWorkspaces = {
     prepare,
     taskDir: (taskId) => layout.taskDir(taskId),
     diff,
@@ -278,20 +307,51 @@ export function createGitWorkspaces(options: GitWorkspacesOptions): GitWorkspace
     },
     changedFiles,
     commitAll,
-    headSha: (ws) => rev(ws.dir, "HEAD", ws.repo),
+    headSha: async (ws) => {
+      await guard(ws);
+      return rev(ws.dir, "HEAD", ws.repo);
+    },
+    async branchMessages(ws) {
+      await guard(ws);
+      const out = await git.run(ws.dir, ["log", "--format=%B%x00", `${ws.baseSha}..HEAD`, "--"], { ctx: ctx("log", ws.repo) });
+      return out.split("\0").map((m) => m.trim()).filter(Boolean);
+    },
     push,
     syncToRemote: (ws) =>
       lock(ws.dir, async () => {
+        await guard(ws);
         const remoteRef = `refs/remotes/origin/${ws.branch}`;
-        if (!(await hasRef(ws.dir, remoteRef))) return;
+        if (!(await hasRef(ws.dir, remoteRef, ws.repo))) return;
         await git.run(ws.dir, ["reset", "-q", "--hard", remoteRef], { ctx: ctx("reset", ws.repo) });
         await git.run(ws.dir, ["clean", "-q", "-fd"], { ctx: ctx("clean", ws.repo) });
       }),
+    async remoteRefs(ws) {
+      const out = await git.run(path.resolve(options.root), ["ls-remote", "--", remoteUrl(remote, ws.repo)], { withCredentials: true, ctx: ctx("ls-remote", ws.repo) });
+      return parseLsRemote(out);
+    },
+    async treeState(ws) {
+      await guard(ws);
+      const head = await rev(ws.dir, "HEAD", ws.repo);
+      const status = await git.run(ws.dir, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching"], { ctx: ctx("status", ws.repo) });
+      return `${head}\n${status}`;
+    },
     async markFinished(taskId) {
       await writeFileAtomic(layout.finishedFile(taskId), new Date(now()).toISOString());
     },
     sweep: () => sweepWorkspaces({ layout, retentionMs: options.retentionMs, now: now(), logger, isBusy: (id) => busy.has(id) }),
   };
+  return scrubbedMethods(api, scrub);
+}
+
+/** Every method that returns a promise has its errors' messages scrubbed of local paths. */
+function scrubbedMethods(api: GitWorkspaces, scrub: (text: string) => string): GitWorkspaces {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(api)) {
+    out[name] = typeof value === "function" && name !== "taskDir"
+      ? (...args: unknown[]) => scrubbed(scrub, () => (value as (...a: unknown[]) => Promise<unknown>)(...args))
+      : value;
+  }
+  return out as unknown as GitWorkspaces;
 }
 
 async function exists(p: string): Promise<boolean> {

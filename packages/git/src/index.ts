@@ -12,8 +12,22 @@ export type { SweepResult } from "./workspace-sweep.ts";
 export type { GitLogger } from "./git-logger.ts";
 export type { GitAuthor } from "./git-env.ts";
 export { remoteUrl, type RemoteSpec } from "./remote-spec.ts";
+export {
+  describeMovedRef,
+  movedRefs,
+  movedRefsReason,
+  parseLsRemote,
+  readOnlyBreachReason,
+  watchRemoteRefs,
+  watchTrees,
+  type MovedRef,
+  type RemoteRefs,
+  type RemoteRefWatch,
+  type TreeWatch,
+} from "./remote-refs.ts";
+export { NO_PUSH_REMOTE } from "./git-dir-guard.ts";
 export { validateRepoName, type RepoRef } from "./repo-name.ts";
-export { branchName, commitMessage, slugify } from "./branch-name.ts";
+export { branchName, commitMessage, roundTrailer, slugify } from "./branch-name.ts";
 export {
   GitWorkspaceError,
   InvalidRepoNameError,

@@ -5,22 +5,28 @@ import type { RepoRef } from "./repo-name.ts";
 
 /**
  * Where things live under `WORKSPACE_DIR`:
- * - `tasks/<taskId>/<owner>/<name>/` — the working trees (what the agent sees);
- * - `state/<taskId>/<owner>/<name>.json` — branch and base commit of each tree, kept outside the
- *   trees so an agent cannot edit or commit it;
+ * - `tasks/<taskId>-<tag>/<owner>/<name>/` — the working trees (what the agent sees); the tag
+ *   makes a task's directory unguessable (task-dir-key.ts);
+ * - `state/<taskId>/<owner>/<name>.json` — branch and base commit of each tree, and `….gitconfig`
+ *   the tree's own git config as cloned, kept outside the trees so an agent cannot edit them;
  * - `state/<taskId>/finished` — when the task finished (ISO time), for the retention sweep.
  */
 export interface WorkspaceLayout {
   readonly tasksRoot: string;
   readonly stateRoot: string;
   taskDir(taskId: number): string;
+  /** `tasks/<taskId>`, where earlier versions kept a task's trees (removed by the sweep). */
+  legacyTaskDir(taskId: number): string;
   repoDir(taskId: number, repo: RepoRef): string;
   metaFile(taskId: number, repo: RepoRef): string;
+  /** The service's copy of a tree's fresh `.git/config` (git-dir-guard.ts). */
+  gitConfigCopy(taskId: number, repo: RepoRef): string;
   stateDir(taskId: number): string;
   finishedFile(taskId: number): string;
 }
 
-export function workspaceLayout(root: string): WorkspaceLayout {
+/** `tag` names a task's directory (see task-dir-key.ts); tests may pass a fixed one. */
+export function workspaceLayout(root: string, tag: (taskId: string) => string): WorkspaceLayout {
   const abs = path.resolve(root);
   const tasksRoot = path.join(abs, "tasks");
   const stateRoot = path.join(abs, "state");
@@ -31,9 +37,11 @@ export function workspaceLayout(root: string): WorkspaceLayout {
   return {
     tasksRoot,
     stateRoot,
-    taskDir: (taskId) => path.join(tasksRoot, id(taskId)),
-    repoDir: (taskId, repo) => path.join(tasksRoot, id(taskId), repo.owner, repo.name),
+    taskDir: (taskId) => path.join(tasksRoot, `${id(taskId)}-${tag(id(taskId))}`),
+    legacyTaskDir: (taskId) => path.join(tasksRoot, id(taskId)),
+    repoDir: (taskId, repo) => path.join(tasksRoot, `${id(taskId)}-${tag(id(taskId))}`, repo.owner, repo.name),
     metaFile: (taskId, repo) => path.join(stateRoot, id(taskId), repo.owner, `${repo.name}.json`),
+    gitConfigCopy: (taskId, repo) => path.join(stateRoot, id(taskId), repo.owner, `${repo.name}.gitconfig`),
     stateDir: (taskId) => path.join(stateRoot, id(taskId)),
     finishedFile: (taskId) => path.join(stateRoot, id(taskId), "finished"),
   };

@@ -38,6 +38,7 @@ export async function sweepWorkspaces(input: {
       const finishedAt = await finishedTime(layout.finishedFile(taskId));
       if (finishedAt === null || input.now - finishedAt < input.retentionMs) continue;
       await removeTree(layout.taskDir(taskId));
+      await removeTree(layout.legacyTaskDir(taskId));
       await removeTree(layout.stateDir(taskId));
       removed.push(taskId);
       logger.info({ taskId, finishedAt: new Date(finishedAt).toISOString() }, "workspace removed after retention");

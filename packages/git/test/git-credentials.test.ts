@@ -2,7 +2,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { createBareRepo, gitFixture as git, startGitHttpServer, type GitHttpServer } from "@ratatoskr/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { GitAuthError, GitHostUnreachableError, RepoNotFoundError, type GitWorkspaces, type RemoteSpec } from "../src/index.ts";
+import { GitAuthError, GitHostUnreachableError, NO_PUSH_REMOTE, RepoNotFoundError, type GitWorkspaces, type RemoteSpec } from "../src/index.ts";
 import { gitFixture, type GitFixture } from "./support/git-fixture.ts";
 
 const TOKEN = "tok-5f1c9a7e3b2d4c6e8a0b";
@@ -72,7 +72,9 @@ describe("credentials over smart HTTP", () => {
       const content = await readFile(file);
       expect(content.includes(TOKEN) || content.includes(BASIC), file).toBe(false);
     }
-    expect((await git(first.dir, ["remote", "get-url", "origin"])).trim()).toBe(`${server.url}/demo/hello.git`);
+    // origin names no place the agent could push to; the service fetches and pushes by URL.
+    expect((await git(first.dir, ["remote", "get-url", "origin"])).trim()).toBe(NO_PUSH_REMOTE);
+    expect((await git(first.dir, ["remote", "get-url", "--push", "origin"])).trim()).toBe(NO_PUSH_REMOTE);
     expect(fx.logger.lines.length).toBeGreaterThan(0);
     expect(fx.logger.lines.filter((l) => l.includes(TOKEN) || l.includes(BASIC))).toEqual([]);
     // Every request git made carried the header, and the server accepted it.

@@ -26,7 +26,9 @@ describe("prepare", () => {
     const branch = branchName(7, "Fix the greeting");
     const w = await ws.prepare({ taskId: 7, repo: "demo/hello", branch });
 
-    expect(w.dir).toBe(path.join(fx.workspaceRoot, "tasks", "7", "demo", "hello"));
+    // The task's directory carries an unguessable tag: no other task's agent can name it.
+    expect(path.relative(fx.workspaceRoot, w.dir)).toMatch(/^tasks\/7-[0-9a-f]{32}\/demo\/hello$/);
+    expect(ws.taskDir(7)).toBe(path.dirname(path.dirname(w.dir)));
     expect(await readFile(path.join(w.dir, "hello.txt"), "utf8")).toBe("hello\n");
     expect((await git(w.dir, ["rev-parse", "--abbrev-ref", "HEAD"])).trim()).toBe("ratatoskr/7-fix-the-greeting");
     expect(w.baseBranch).toBe("main");

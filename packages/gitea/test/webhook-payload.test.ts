@@ -28,7 +28,7 @@ describe("readDelivery", () => {
     expect(readDelivery("issue_comment", JSON.stringify(onPr))).toMatchObject({ comment: { target: "pr" } });
   });
 
-  it("ignores edits, deletions, other events and review payloads without a comment", () => {
+  it("ignores edits, deletions, other events and review payloads (no comment, their own event type)", () => {
     expect(readDelivery("issue_comment", JSON.stringify({ ...comment, action: "edited" })).kind).toBe(
       "ignored",
     );
@@ -38,13 +38,17 @@ describe("readDelivery", () => {
     expect(readDelivery("push", JSON.stringify({ ref: "refs/heads/main" })).kind).toBe("ignored");
     const review = { action: "reviewed", review: { content: "/agent fix" }, repository: comment.repository };
     expect(readDelivery("pull_request_comment", JSON.stringify(review)).kind).toBe("ignored");
-    const { comment: _dropped, ...noComment } = comment;
-    expect(readDelivery("issue_comment", JSON.stringify(noComment)).kind).toBe("ignored");
   });
 
-  it("calls only unparsable or non-object JSON malformed", () => {
+  it("calls malformed: unparsable or non-object JSON, a comment event without its comment, nesting past any payload", () => {
     for (const body of ["{", "", "null", "[1]", '"x"'])
       expect(readDelivery("issue_comment", body).kind).toBe("malformed");
+    const { comment: _dropped, ...noComment } = comment;
+    for (const action of ["created", "edited"])
+      expect(readDelivery("issue_comment", JSON.stringify({ ...noComment, action })).kind).toBe("malformed");
+    expect(readDelivery("issue_comment", JSON.stringify({ ...comment, comment: "x" })).kind).toBe("malformed");
+    const deep = JSON.stringify(comment).replace(/}$/, `,"x":${"[".repeat(5_000)}${"]".repeat(5_000)}}`);
+    expect(readDelivery("issue_comment", deep).kind).toBe("malformed");
   });
 
   it("refuses ids past what is stored, and strips NUL from every text it keeps", () => {

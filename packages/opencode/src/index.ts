@@ -9,6 +9,7 @@ export type { AgentRunResult, RunAgentOptions, RunOutcome, TokenUsage, TraceReco
 export type { AgentPolicy, PermissionEffect } from "./run/permission-policy.ts";
 export type { OpencodeLogger } from "./run/agent-run.ts";
 export { MIN_OPENCODE_VERSION, type ServerInfo } from "./server-check.ts";
+export { TESTED_OPENCODE_VERSION } from "./errors/install-hint.ts";
 export { modelFromConfigText, readConfigModel } from "./model/config-model.ts";
 export { parseModelRef, formatModelRef, type ModelRef } from "./model/model-ref.ts";
 export { extractVerdict, jsonCandidates } from "./run/verdict-extract.ts";

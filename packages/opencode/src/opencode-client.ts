@@ -9,7 +9,7 @@ import { runAgent, type OpencodeLogger } from "./run/agent-run.ts";
 import { interruptWithin } from "./run/interrupt.ts";
 import type { AgentRunResult, RunAgentOptions } from "./run/run-types.ts";
 import { summarizeSessionProgress, type SessionProgress } from "./run/session-progress.ts";
-import { checkServer, type ServerInfo } from "./server-check.ts";
+import { checkServerOnce, type ServerInfo } from "./server-check.ts";
 
 /** Default cap on concurrent agent runs per server (OPENCODE_MAX_PROMPTS_PER_SERVER). */
 export const DEFAULT_MAX_CONCURRENT_PROMPTS = 8;
@@ -106,7 +106,7 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
     async checkServer(signal) {
       const infos = await Promise.all(
         servers.map(async (s) => {
-          const info = await checkServer(s.api, signal, passedChecks.get(s.url));
+          const info = await checkServerOnce(s.api, signal, passedChecks.get(s.url));
           passedChecks.set(s.url, info);
           return info;
         }),

@@ -39,5 +39,73 @@ export async function checkServer(api: OpencodeApi, signal?: AbortSignal, passed
   }
   const missing = REQUIRED_ROUTES.filter(([m, p]) => !routes.has(`${m} ${p}`)).map(([m, p]) => `${m.toUpperCase()} ${p}`);
   if (missing.length) throw new OpencodeContractError(url, `missing routes ${missing.join(", ")} (version ${health.version})`);
+  await refuseOpenServer(url, signal);
+  await refuseUnsandboxedTools(api, url, signal);
   return { url, version: health.version };
+}
+
+/** Full checks under way, by server URL: shared by every client of this process. */
+const inFlight = new Map<string, Promise<ServerInfo>>();
+
+/**
+ * {@link checkServer}, joined with a full check of the same server already under way in this
+ * process. A server's first check reads `/doc` (480 KB; seconds on a busy host) and `/config`
+ * (which boots opencode's instance): the all-in-one's agent services and a readiness probe that
+ * arrives during the start-up check would otherwise each read them at once and slow them all.
+ */
+export async function checkServerOnce(api: OpencodeApi, signal?: AbortSignal, passed?: ServerInfo): Promise<ServerInfo> {
+  const url = api.http.baseUrl;
+  if (passed?.url === url) return checkServer(api, signal, passed);
+  let shared = inFlight.get(url);
+  if (!shared) {
+    shared = checkServer(api, signal).finally(() => inFlight.delete(url));
+    inFlight.set(url, shared);
+  }
+  if (!signal) return shared;
+  signal.throwIfAborted();
+  return new Promise<ServerInfo>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    shared.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+/** The shell deploy/opencode/serve (and the test kit) give opencode: every agent command in bubblewrap. */
+export const SANDBOX_SHELL_SUFFIX = "/sandbox/bash";
+
+/**
+ * A server whose bash tool runs commands with a plain shell gives every agent the server's own
+ * environment (its password, the model keys) and every file and process of its user (S1). Its
+ * explicit opt-out, RATATOSKR_SANDBOX=off, lives on the opencode side and keeps this shell.
+ */
+async function refuseUnsandboxedTools(api: OpencodeApi, url: string, signal?: AbortSignal): Promise<void> {
+  const config = await api.config(signal).catch((err: unknown) => {
+    if (err instanceof OpencodeHttpError) throw new OpencodeContractError(url, `/config answered ${err.status}`);
+    throw err;
+  });
+  if (!config.shell?.endsWith(SANDBOX_SHELL_SUFFIX)) {
+    throw new OpencodeContractError(
+      url,
+      `runs agent commands with ${config.shell ? `the shell ${config.shell}` : "its default shell"}, outside the tool sandbox: start it with deploy/opencode/serve (or set its shell to deploy/opencode/sandbox/bash)`,
+    );
+  }
+}
+
+/**
+ * A server that answers without a password lets any process that reaches it read and drive
+ * every task's sessions (S3): the services refuse to use one (deploy/opencode/serve never
+ * starts one).
+ */
+async function refuseOpenServer(url: string, signal?: AbortSignal): Promise<void> {
+  let status: number;
+  try {
+    const res = await fetch(`${url}/global/health`, { signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(5_000)]) : AbortSignal.timeout(5_000) });
+    status = res.status;
+    await res.body?.cancel();
+  } catch {
+    return; // unreachable now: the authenticated check just passed, the next one will tell
+  }
+  if (status !== 401 && status !== 403) {
+    throw new OpencodeContractError(url, "answers without a password: anything that reaches it can read and drive every session; start it with OPENCODE_SERVER_PASSWORD set and give the services the same password");
+  }
 }

@@ -75,7 +75,7 @@ describe("requests a run makes", () => {
       expect(result.output).toBe("ran it");
       expect(rec.notices).toContain("permission bash → once");
       expect(rec.warnings).toContainEqual(
-        expect.stringMatching(/event stream .* is not live: progress is seen only when a message part ends/),
+        expect.stringMatching(/event stream .* is not live: a streaming answer's text is seen only when its part ends, so an open part of a running session counts as progress and a model that stalls mid-answer is cut by the hard timeout \(25000 ms\), not the idle timeout \(10000 ms\)/),
       );
       expect(
         existsSync(join(directory, "polled.txt")) &&
@@ -85,6 +85,27 @@ describe("requests a run makes", () => {
       await rec.close();
     }
   });
+
+  it("does not cut an answer that streams longer than the idle timeout when the event stream is unavailable", async () => {
+    const m = marker("long-stream");
+    // 36 chunks 250 ms apart: the answer streams for ~9 s, three times the idle timeout, and
+    // opencode shows its text only once the part ends.
+    const answer = "streamed ".repeat(36).trim();
+    fx.model.addRule({ match: { promptIncludes: m }, reply: [reply.text(answer, { chunks: 36, chunkDelayMs: 250 })] });
+    const directory = await fx.server.makeWorkDir("long-stream");
+    const rec = recordingClient(fx, { breakEvents: true });
+    try {
+      await rec.client.warmDirectory(directory);
+      const started = Date.now();
+      const result = await rec.client.runAgent({ ...RUN, idleTimeoutMs: 3_000, agent: "judge", directory, prompt: `stream ${m}` });
+      expect(result.error?.message).toBeUndefined();
+      expect(result.outcome).toBe("ok");
+      expect(result.output).toBe(answer);
+      expect(Date.now() - started).toBeGreaterThan(3_000 * 2);
+    } finally {
+      await rec.close();
+    }
+  }, 60_000);
 
   it("answers a permission request whose event never arrives (quiet check), so the run cannot hang", async () => {
     const m = marker("missed-ask");

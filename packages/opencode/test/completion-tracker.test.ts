@@ -170,3 +170,17 @@ describe("nextPollDelay", () => {
     expect(nextPollDelay({ ...base, sinceActivityMs: 60_000, idleTimeoutMs: 800 })).toBeLessThanOrEqual(200);
   });
 });
+
+describe("CompletionTracker.partStreaming", () => {
+  it("is true while the newest message is unfinished and ends in a text or reasoning part", () => {
+    expect(CompletionTracker.partStreaming([assistant("m1", "")])).toBe(true);
+    expect(CompletionTracker.partStreaming([{ ...assistant("m1", ""), content: [{ type: "reasoning", text: "" }] }])).toBe(true);
+  });
+
+  it("is false for a finished message, a running tool, or no message at all", () => {
+    expect(CompletionTracker.partStreaming([assistant("m1", "done", 20)])).toBe(false);
+    expect(CompletionTracker.partStreaming([{ ...assistant("m1", ""), content: [{ type: "tool", state: { status: "running" } }] }])).toBe(false);
+    expect(CompletionTracker.partStreaming([])).toBe(false);
+    expect(CompletionTracker.partStreaming(undefined)).toBe(false);
+  });
+});

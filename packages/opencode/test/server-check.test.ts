@@ -1,28 +1,45 @@
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { freePort } from "@ratatoskr/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { REQUIRED_ROUTES } from "../src/api/opencode-api.ts";
-import { createOpencodeClient, OpencodeContractError, OpencodeTooOldError, OpencodeUnavailableError } from "../src/index.ts";
+import {
+  createOpencodeClient,
+  MIN_OPENCODE_VERSION,
+  OpencodeContractError,
+  OpencodeTooOldError,
+  OpencodeUnavailableError,
+  TESTED_OPENCODE_VERSION,
+} from "../src/index.ts";
 
 const servers: Server[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
 });
 
-/** A tiny stand-in that answers health and /doc like some other opencode build. */
+const PASSWORD = "pw";
+
+/** A tiny stand-in that answers health and /doc like some other opencode build, behind a password unless `open`. */
 async function fakeOpencode(
   version: string | (() => string),
   paths: Record<string, Record<string, object>> | (() => Record<string, Record<string, object>>),
   seen: string[] = [],
+  open = false,
+  shell: string | null = "/app/deploy/opencode/sandbox/bash",
 ): Promise<string> {
   const server = createServer((req, res) => {
     seen.push(req.url ?? "");
+    if (!open && req.headers.authorization !== `Basic ${Buffer.from(`opencode:${PASSWORD}`).toString("base64")}`) {
+      res.statusCode = 401;
+      return res.end("{}");
+    }
     res.setHeader("content-type", "application/json");
     const v = typeof version === "function" ? version() : version;
     const p = typeof paths === "function" ? paths() : paths;
     if (req.url === "/global/health") return res.end(JSON.stringify({ healthy: true, version: v }));
     if (req.url === "/doc") return res.end(JSON.stringify({ openapi: "3.1.0", paths: p }));
+    if (req.url === "/config") return res.end(JSON.stringify({ shell: shell ?? undefined }));
     res.statusCode = 404;
     res.end("{}");
   });
@@ -42,20 +59,40 @@ describe("checkServer", () => {
     expect((err as Error).message).toMatch(/ECONNREFUSED/);
   });
 
+  it("names the pinned opencode release in its install hints, never @latest", () => {
+    const pinned = (
+      JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
+        devDependencies: Record<string, string>;
+      }
+    ).devDependencies["opencode-ai"];
+    expect(TESTED_OPENCODE_VERSION).toBe(pinned);
+    for (const error of [
+      new OpencodeTooOldError("http://x", "1.0.0", MIN_OPENCODE_VERSION),
+      new OpencodeUnavailableError("http://x", "refused"),
+      new OpencodeContractError("http://x", "no /api/session"),
+    ]) {
+      expect(error.message).toContain(`npm i -g opencode-ai@${pinned}`);
+      expect(error.message).not.toContain("@latest");
+    }
+  });
+
   it("rejects a too-old server and says what to install", async () => {
     const url = await fakeOpencode("1.2.27", { "/global/health": { get: {} } });
-    const client = createOpencodeClient({ baseUrl: url });
+    const client = createOpencodeClient({ baseUrl: url, password: PASSWORD });
     const err = await client.checkServer().catch((e: unknown) => e);
     await client.close();
     expect(err).toBeInstanceOf(OpencodeTooOldError);
     expect((err as Error).message).toContain("1.2.27");
     expect((err as Error).message).toContain(">= 1.18.18");
-    expect((err as Error).message).toContain("npm i -g opencode-ai@latest");
+    expect((err as Error).message).toContain("npm i -g opencode-ai@1.18.33");
   });
 
   it("rejects a new-enough server whose /doc lacks the routes we call", async () => {
-    const url = await fakeOpencode("1.18.20", { "/global/health": { get: {} }, "/api/session": { post: {} } });
-    const client = createOpencodeClient({ baseUrl: url });
+    const url = await fakeOpencode("1.18.20", {
+      "/global/health": { get: {} },
+      "/api/session": { post: {} },
+    });
+    const client = createOpencodeClient({ baseUrl: url, password: PASSWORD });
     const err = await client.checkServer().catch((e: unknown) => e);
     await client.close();
     expect(err).toBeInstanceOf(OpencodeContractError);
@@ -69,14 +106,19 @@ describe("checkServer", () => {
     let version = "1.18.33";
     let paths = all;
     const seen: string[] = [];
-    const url = await fakeOpencode(() => version, () => paths, seen);
-    const client = createOpencodeClient({ baseUrl: url });
+    const url = await fakeOpencode(
+      () => version,
+      () => paths,
+      seen,
+    );
+    const client = createOpencodeClient({ baseUrl: url, password: PASSWORD });
     try {
       await client.checkServer();
       await client.checkServer();
       await client.checkServer();
       expect(seen.filter((u) => u === "/doc")).toHaveLength(1);
-      expect(seen.filter((u) => u === "/global/health")).toHaveLength(3);
+      // Three checks, and once, with the routes, the probe that it wants a password.
+      expect(seen.filter((u) => u === "/global/health")).toHaveLength(4);
       // Replaced by a build that lacks a route: the next check reads /doc and says so.
       version = "1.18.40";
       paths = { "/global/health": { get: {} } };
@@ -84,6 +126,33 @@ describe("checkServer", () => {
       expect(seen.filter((u) => u === "/doc")).toHaveLength(2);
     } finally {
       await client.close();
+    }
+  });
+
+  it("refuses a server that answers without a password, saying how to secure it", async () => {
+    const all: Record<string, Record<string, object>> = {};
+    for (const [method, path] of REQUIRED_ROUTES) all[path] = { ...all[path], [method]: {} };
+    const url = await fakeOpencode("1.18.33", all, [], true);
+    for (const password of [undefined, "anything"]) {
+      const client = createOpencodeClient({ baseUrl: url, ...(password ? { password } : {}) });
+      const err = await client.checkServer().catch((e: unknown) => e);
+      await client.close();
+      expect(err).toBeInstanceOf(OpencodeContractError);
+      expect((err as Error).message).toContain("answers without a password");
+      expect((err as Error).message).toContain("OPENCODE_SERVER_PASSWORD");
+    }
+  });
+
+  it("refuses a server whose agent commands run outside the tool sandbox", async () => {
+    const all: Record<string, Record<string, object>> = {};
+    for (const [method, path] of REQUIRED_ROUTES) all[path] = { ...all[path], [method]: {} };
+    for (const shell of [null, "/bin/bash"]) {
+      const client = createOpencodeClient({ baseUrl: await fakeOpencode("1.18.33", all, [], false, shell), password: PASSWORD });
+      const err = await client.checkServer().catch((e: unknown) => e);
+      await client.close();
+      expect(err).toBeInstanceOf(OpencodeContractError);
+      expect((err as Error).message).toContain("outside the tool sandbox");
+      expect((err as Error).message).toContain("deploy/opencode/serve");
     }
   });
 });

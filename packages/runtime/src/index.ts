@@ -24,3 +24,4 @@ export * from "./http/readiness-checks.ts";
 export * from "./http/service-http-server.ts";
 export * from "./util/with-timeout.ts";
 export * from "./util/periodic-task.ts";
+export { MAX_INPUT_DEPTH, nestedDeeperThan, boundedStringify } from "@ratatoskr/contracts";

@@ -4,6 +4,7 @@ import {
   createMetrics,
   createRedisConnection,
   createServiceHttpServer,
+  readinessReportOf,
   redisCheck,
   type ReadinessCheck,
 } from "../src/index.ts";
@@ -47,7 +48,7 @@ describe("service HTTP server", () => {
     expect(res.json()).toEqual({ status: "ok", checks: { redis: "ok", postgres: "ok" } });
   });
 
-  it("answers 503 naming the failed and the hung check, without leaking credentials", async () => {
+  it("answers 503 naming the failed and the hung check, the reasons only to an authenticated caller", async () => {
     const dead = createRedisConnection("redis://:redis-pw@127.0.0.1:1", "producer", { logger: h.logger });
     try {
       const app = server({
@@ -59,17 +60,21 @@ describe("service HTTP server", () => {
       });
       const res = await app.inject({ method: "GET", url: "/health/ready" });
       expect(res.statusCode).toBe(503);
-      const body = res.json<{
-        status: string;
-        checks: Record<string, string>;
-        errors: Record<string, string>;
-      }>();
-      expect(body.status).toBe("failed");
-      expect(body.checks).toEqual({ redis: "failed", postgres: "failed", opencode: "failed" });
-      expect(body.errors.opencode).toBe("opencode check timed out after 200 ms");
-      expect(body.errors.postgres).toBe("connect ECONNREFUSED postgresql://[REDACTED]@db:5432/x");
-      expect(res.body).not.toContain("pg-pw");
-      expect(res.body).not.toContain("redis-pw");
+      // The open probe: statuses only, no host, no error text (issue 21.2).
+      expect(res.json()).toEqual({
+        status: "failed",
+        checks: { redis: "failed", postgres: "failed", opencode: "failed" },
+      });
+      expect(res.body).not.toMatch(/ECONNREFUSED|db:5432|timed out/);
+      // The reasons, scrubbed, for a caller that authenticated the operator (Bull Board's login).
+      const { errors } = await readinessReportOf(app);
+      expect(errors?.opencode).toBe("opencode check timed out after 200 ms");
+      expect(errors?.postgres).toBe("connect ECONNREFUSED postgresql://[REDACTED]@db:5432/x");
+      expect(JSON.stringify(errors)).not.toContain("pg-pw");
+      expect(JSON.stringify(errors)).not.toContain("redis-pw");
+      // And on the metrics side, a gauge per dependency.
+      const metrics = await (await app.inject({ method: "GET", url: "/metrics" })).body;
+      expect(metrics).toContain('ratatoskr_dependency_up{check="postgres",service="test"} 0');
     } finally {
       dead.disconnect();
     }

@@ -12,6 +12,7 @@ import {
   registerWorkers,
   runWorkers,
   ShutdownRegistry,
+  startPeriodicTask,
   type JobHandler,
   type JobHandlerMap,
   type Logger,
@@ -28,7 +29,7 @@ import {
 import type { FastifyInstance } from "fastify";
 import { fullConfigSchema, hostConfigSchema, type HostConfig } from "./host-config.ts";
 import { startHeartbeat } from "./service-heartbeat.ts";
-import { checkDatabase, waitForRedis } from "./startup-checks.ts";
+import { waitForBackends } from "./startup-checks.ts";
 import type { AnyServiceDefinition, ServiceContext, ServiceInstance } from "./service-definition.ts";
 
 export interface StartHostOptions {
@@ -80,8 +81,9 @@ export async function startHost(opts: StartHostOptions): Promise<RunningHost> {
   try {
     return await assemble(opts, env, config, logger, shutdown);
   } catch (err) {
-    // Whatever was opened before the failure is closed, so a failed start leaves nothing behind.
-    await shutdown.shutdown("start-up failed");
+    // Whatever was opened before the failure is closed, so a failed start leaves nothing behind;
+    // quietly: the one message that says why is the entry's.
+    await shutdown.shutdown("start-up failed", { quiet: true });
     throw err;
   }
 }
@@ -107,9 +109,6 @@ async function assemble(
   // Producers do not queue commands while disconnected, so wait for the first connection here
   // rather than report "not ready" (or fail enqueues) in the first moments after start.
   const startupWait = { timeoutMs: config.startup.timeoutMs, logger: logger.child({ component: "startup" }) };
-  await waitForRedis(producer, config.redis, startupWait);
-  const queues = createQueues({ connection: producer, prefix: config.queue.prefix, logger });
-  shutdown.register("queues", "queues", () => queues.close());
   const db = createDatabase({
     connectionString: config.database.url,
     ...(config.database.schema ? { schema: config.database.schema } : {}),
@@ -121,7 +120,14 @@ async function assemble(
       ),
   });
   shutdown.register("database", "prisma", () => db.close());
-  const databaseCheck = await checkDatabase(db, config.database.url, startupWait);
+  // Both at once: a start with Redis and Postgres both wrong names both problems.
+  const databaseCheck = await waitForBackends(
+    { connection: producer, settings: config.redis },
+    { db, connectionString: config.database.url },
+    startupWait,
+  );
+  const queues = createQueues({ connection: producer, prefix: config.queue.prefix, logger });
+  shutdown.register("queues", "queues", () => queues.close());
 
   const repos = createRepositories(db.prisma);
   const dispatcher = createFollowUpDispatcher({
@@ -200,9 +206,11 @@ async function assemble(
   });
   registerWorkers(shutdown, workers, config.shutdown.timeoutMs);
 
-  const stopReconciler = dispatcher.startReconciler({
+  const stopReconciler = startPeriodicTask({
+    name: "follow-up-reconciler",
     intervalMs: config.reconciler.intervalMs,
-    olderThanMs: config.reconciler.olderThanMs,
+    logger,
+    run: async () => void (await dispatcher.reconcile({ olderThanMs: config.reconciler.olderThanMs })),
   });
   shutdown.register("intake", "reconciler", stopReconciler);
   for (const [service, instance] of instances) {

@@ -1,4 +1,3 @@
-import { once } from "node:events";
 import { createMigrationCheck, DatabaseNotReadyError, type Database } from "@ratatoskr/db";
 import {
   describeTopology,
@@ -40,11 +39,17 @@ function attempts(wait: StartupWait) {
  * as `timeoutMs` allows (0: as long as it takes); past it start-up stops with one line naming
  * Redis, its address and the last connection error.
  */
-export async function waitForRedis(redis: Redis, settings: RedisSettings, wait: StartupWait): Promise<void> {
+export async function waitForRedis(
+  redis: Redis,
+  settings: RedisSettings,
+  wait: StartupWait & { signal?: AbortSignal },
+): Promise<void> {
   if (redis.status === "ready") return;
   let lastError = "no answer";
+  let refused = false;
   const onError = (err: Error) => {
     lastError = scrubSecrets(err.message || err.name);
+    refused ||= REFUSED_CREDENTIALS.test(lastError);
   };
   redis.on("error", onError);
   const address = describeTopology(settings);
@@ -54,15 +59,25 @@ export async function waitForRedis(redis: Redis, settings: RedisSettings, wait: 
       ? "REDIS_SENTINELS"
       : "REDIS_URL";
   const schedule = attempts(wait);
+  const startedAt = Date.now();
   try {
     for (;;) {
-      const step = schedule.next();
+      // Refused credentials are a configuration error: waiting would not change them.
+      if (refused) throw new StartupError(`Redis at ${address} refused the credentials (${lastError}); fix ${variables}`);
+      // Called off because the other backend failed: a Redis that never said what is wrong is
+      // not reported as a problem of its own (it may simply not have answered yet).
+      if (wait.signal?.aborted && lastError === "no answer") {
+        // A moment for its first answer, so a Redis that is down is still named with the other.
+        if (await readyWithin(redis, CALLED_OFF_GRACE_MS, () => lastError !== "no answer")) return;
+        if (lastError === "no answer") throw new WaitCalledOff();
+      }
+      const step = wait.signal?.aborted ? undefined : schedule.next();
       if (!step) {
         throw new StartupError(
-          `Redis at ${address} is unreachable after ${wait.timeoutMs} ms (${lastError}); start it or fix ${variables}`,
+          `Redis at ${address} is unreachable after ${Date.now() - startedAt} ms (${lastError}); start it or fix ${variables}`,
         );
       }
-      if (await readyWithin(redis, step.delayMs)) {
+      if (await readyWithin(redis, step.delayMs, () => refused, wait.signal)) {
         if (step.attempt > 1) wait.logger.info({ redis: address, attempts: step.attempt }, "redis reachable; starting");
         return;
       }
@@ -76,18 +91,41 @@ export async function waitForRedis(redis: Redis, settings: RedisSettings, wait: 
   }
 }
 
-async function readyWithin(redis: Redis, ms: number): Promise<boolean> {
-  if (redis.status === "ready") return true;
-  const timer = new AbortController();
-  const timeout = setTimeout(() => timer.abort(), ms);
-  try {
-    await once(redis, "ready", { signal: timer.signal });
-    return true;
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timeout);
-  }
+const CALLED_OFF_GRACE_MS = 1_000;
+
+/** The wait ended because another start-up check failed; nothing to report of its own. */
+class WaitCalledOff extends Error {
+  override readonly name = "WaitCalledOff";
+}
+
+/** `WRONGPASS`, `NOAUTH`: Redis answered, and said no to who we are. */
+const REFUSED_CREDENTIALS = /WRONGPASS|NOAUTH|invalid password|invalid username-password/i;
+
+/**
+ * Resolves true once Redis is ready, false after `ms`. A failed reconnect in between does not end
+ * the wait (events.once would reject on the client's 'error': a line per reconnect, not per
+ * check), unless it says the credentials are refused or the wait is called off.
+ */
+function readyWithin(redis: Redis, ms: number, refused: () => boolean, signal?: AbortSignal): Promise<boolean> {
+  if (redis.status === "ready") return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ready: boolean) => {
+      clearTimeout(timer);
+      redis.off("ready", onReady);
+      redis.off("error", onError);
+      signal?.removeEventListener("abort", onAbort);
+      resolve(ready);
+    };
+    const onReady = () => done(true);
+    const onError = () => {
+      if (refused()) done(false);
+    };
+    const onAbort = () => done(false);
+    const timer = setTimeout(() => done(false), ms);
+    redis.on("ready", onReady);
+    redis.on("error", onError);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }
 
 /**
@@ -98,7 +136,7 @@ async function readyWithin(redis: Redis, ms: number): Promise<boolean> {
 export async function checkDatabase(
   db: Database,
   connectionString: string,
-  wait: StartupWait,
+  wait: StartupWait & { signal?: AbortSignal },
 ): Promise<() => Promise<void>> {
   const check = createMigrationCheck({ pool: db.pool, connectionString, schema: db.schema });
   const schedule = attempts(wait);
@@ -108,13 +146,46 @@ export async function checkDatabase(
       return check;
     } catch (error) {
       const unreachable = error instanceof DatabaseNotReadyError && error.reason === "unreachable";
-      const step = unreachable ? schedule.next() : undefined;
+      const step = unreachable && !wait.signal?.aborted ? schedule.next() : undefined;
       if (!step) throw error instanceof DatabaseNotReadyError ? new StartupError(error.message) : error;
       wait.logger.warn(
         { attempt: step.attempt, error: scrubSecrets((error as Error).message), nextCheckInMs: step.delayMs },
         "waiting for postgres",
       );
-      await new Promise((resolve) => setTimeout(resolve, step.delayMs));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, step.delayMs);
+        wait.signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      });
     }
   }
+}
+
+/**
+ * Waits for Redis and Postgres side by side and reports every problem at once: a problem that
+ * waiting cannot fix (refused credentials, a missing database, missing migrations) ends the wait
+ * for the other too, whose state then is reported with it. Returns the database's readiness check.
+ */
+export async function waitForBackends(
+  redis: { connection: Redis; settings: RedisSettings },
+  database: { db: Database; connectionString: string },
+  wait: StartupWait,
+): Promise<() => Promise<void>> {
+  const giveUp = new AbortController();
+  const stopOthers = <T>(attempt: Promise<T>) =>
+    attempt.catch((error: unknown) => {
+      giveUp.abort();
+      throw error;
+    });
+  const [redisOutcome, databaseOutcome] = await Promise.allSettled([
+    stopOthers(waitForRedis(redis.connection, redis.settings, { ...wait, signal: giveUp.signal })),
+    stopOthers(checkDatabase(database.db, database.connectionString, { ...wait, signal: giveUp.signal })),
+  ]);
+  const failures = [redisOutcome, databaseOutcome]
+    .flatMap((o) => (o.status === "rejected" ? [o.reason as unknown] : []))
+    .filter((f) => !(f instanceof WaitCalledOff));
+  if (failures.length === 0) return (databaseOutcome as PromiseFulfilledResult<() => Promise<void>>).value;
+  const bug = failures.find((f) => !(f instanceof StartupError));
+  if (bug) throw bug;
+  if (failures.length === 1) throw failures[0];
+  throw new StartupError(failures.map((f) => `\n- ${(f as Error).message}`).join(""));
 }

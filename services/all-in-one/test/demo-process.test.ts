@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -58,6 +59,19 @@ async function schemaHasTask(databaseUrl: string, schema: string): Promise<boole
     return ((await client.query(`SELECT id FROM "${schema}".tasks WHERE id = 1`)).rowCount ?? 0) > 0;
   } finally {
     await client.end();
+  }
+}
+
+/**
+ * Whether the entry has taken over the stop signals: the process catches SIGHUP (bit 1 of SigCgt
+ * in /proc/<pid>/status; the TypeScript loader the test runs under catches SIGINT itself).
+ */
+function catchesStopSignals(pid: number): boolean {
+  try {
+    const caught = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? "0";
+    return (BigInt(`0x${caught}`) & 1n) !== 0n;
+  } catch {
+    return false;
   }
 }
 
@@ -179,6 +193,48 @@ describe("the demo as a process (what `pnpm demo` runs)", () => {
       expect(demo.output()).not.toMatch(STACK_LINE);
       expect(entries(tmp)).toEqual([]);
       expect(processesUnder(tmp)).toEqual([]);
+    } finally {
+      demo.child.kill("SIGKILL");
+      await rm(tmp, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it("SIGHUP after the terminal is gone (every write fails) still stops everything and removes it", async () => {
+    const run = await startRun();
+    const env = dbEnv();
+    try {
+      await run.demo.waitFor(DRAFT, 120_000);
+      // The terminal closes: the demo's stdout and stderr lead nowhere, every write fails (EPIPE).
+      run.demo.child.stdout!.destroy();
+      run.demo.child.stderr!.destroy();
+      run.demo.child.kill("SIGHUP");
+      const [code, signal] = await run.demo.exited;
+      expect([code, signal]).toEqual([0, null]);
+      expect(await schemaHasTask(env.DATABASE_URL, run.schema)).toBe(false);
+      expect(await keyCount(env.REDIS_URL, run.prefix)).toBe(0);
+      expect(await eventually(() => opencodeProcesses(run.opencodePort).length === 0, 10_000)).toBe(true);
+      expect(entries(run.tmp)).toEqual([]);
+    } finally {
+      run.demo.child.kill("SIGKILL");
+      await rm(run.tmp, { recursive: true, force: true });
+      await dropSchema(env.DATABASE_URL, run.schema);
+      await deleteKeysWithPrefix(env.REDIS_URL, run.prefix);
+    }
+  }, 200_000);
+
+  it("a Ctrl-C while its modules still load is one clean stop: exit 0, not Node's 130", async () => {
+    const tmp = await mkdtemp(join(tmpdir(), "demo-process-test-"));
+    const demo = startDemoProcess({ ...dbEnv(), TMPDIR: tmp });
+    try {
+      // The entry has taken over SIGINT (the kernel shows it caught), long before the demo's
+      // modules are loaded and anything is printed.
+      expect(await eventually(() => catchesStopSignals(demo.child.pid!), 30_000)).toBe(true);
+      expect(demo.output()).toBe("");
+      demo.child.kill("SIGINT");
+      const [code, signal] = await demo.exited;
+      expect([code, signal], demo.output()).toEqual([0, null]);
+      expect(demo.output()).not.toMatch(STACK_LINE);
+      expect(entries(tmp)).toEqual([]);
     } finally {
       demo.child.kill("SIGKILL");
       await rm(tmp, { recursive: true, force: true });

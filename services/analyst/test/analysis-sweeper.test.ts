@@ -82,11 +82,11 @@ describe("analysis sweeper (Postgres is the truth, Redis can be lost)", () => {
     expect(await sweep()).toEqual({ requeued: 0, released: 0 });
     expect((await repos.tasks.findById(taskId))?.analysing).toBe(true);
     // Done with it: the next test's workers must not find this job first.
-    await transition(taskId, { type: "analyst.failed", problem: "unavailable" });
+    await transition(taskId, { type: "analyst.failed", problem: "no-verdict" });
     await queues.queues.analyst.obliterate({ force: true });
   });
 
-  it("releases an analysis whose worker was killed three times, and the next message starts a new one", async () => {
+  it("releases an analysis whose worker was killed three times saying so, and analyses the pending message again unasked", async () => {
     const taskId = await taskInAnalysis(7_002);
     const jobId = await analystJobId(taskId);
     for (let kill = 1; kill <= 3; kill++) {
@@ -100,18 +100,18 @@ describe("analysis sweeper (Postgres is the truth, Redis can be lost)", () => {
     await checker.kill();
 
     expect(await sweep()).toEqual({ requeued: 0, released: 1 });
-    const task = await repos.tasks.findById(taskId);
-    expect(task).toMatchObject({ status: "collecting", analysing: false });
     const events = await repos.events.list(taskId);
-    expect(events.at(-1)).toMatchObject({ type: "analyst.failed" });
-    const told = await database.db.prisma.followUp.findMany({ where: { taskId, queue: QUEUE.notify } });
-    expect(told.length).toBeGreaterThan(0);
-
-    await message(taskId, "are you there?");
+    // The true reason: the worker died, not "the agent server could not be reached".
+    expect(events.at(-1)).toMatchObject({ type: "analyst.failed", payload: { problem: "worker-died", failedInARow: 1 } });
+    const told = await database.db.prisma.notification.findMany({ where: { taskId } });
+    expect(told.map((n) => [n.template, n.params])).toEqual([
+      ["task.analyst-error", { taskId, problem: "worker-died", then: "retrying" }],
+    ]);
+    // The pending message is analysed again without the person writing.
     const next = await analystJobId(taskId);
     expect(next).not.toBe(jobId);
     expect(await queues.queues.analyst.getJobState(next)).toBe("waiting");
-    expect(await repos.tasks.findById(taskId)).toMatchObject({ analysing: true, pendingTurns: 2 });
+    expect(await repos.tasks.findById(taskId)).toMatchObject({ status: "collecting", analysing: true, pendingTurns: 1 });
   }, 60_000);
 });
 

@@ -1,3 +1,4 @@
+import { splitUntrusted } from "@ratatoskr/contracts";
 import { reply, type ScriptTurn } from "@ratatoskr/testkit";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SKIP_NOTE } from "../src/prompt/analyst-prompt.ts";
@@ -9,6 +10,9 @@ import {
   section,
   WAIT,
 } from "./support/analyst-harness.ts";
+
+/** Each message of a prompt section, in its fenced block: [who, text]. */
+const messages = (text: string) => splitUntrusted(text).blocks.map((b) => [b.label, b.body]);
 
 let h: AnalystHarness;
 
@@ -67,7 +71,7 @@ describe("analyst: one dialogue turn through the real opencode serve", () => {
     expect(turns[1]?.text).toBe("Got it.\nWhich endpoint?\nWhich status code?");
 
     const [prompt] = h.analystPrompts(m);
-    expect(section(prompt!.lastUserText, "newMessages")).toContain(`Person: Add a health check ${m}`);
+    expect(messages(section(prompt!.lastUserText, "newMessages"))).toEqual([["New message from the person", `Add a health check ${m}`]]);
     expect(prompt!.lastUserText).toContain(`Ask at most ${MAX_QUESTIONS} questions.`);
     expect(prompt!.lastUserText).not.toContain(SKIP_NOTE);
   });
@@ -122,8 +126,8 @@ describe("analyst: one dialogue turn through the real opencode serve", () => {
     const prompt = (await h.waitForPrompt(edit)).lastUserText;
     expect(section(prompt, "draft")).toContain(`title: ${draft.title}`);
     expect(section(prompt, "draft")).toContain(`- ${EXISTING_REPO}`);
-    expect(section(prompt, "history")).toContain(`Person: Add /health to acme/web ${m}`);
-    expect(section(prompt, "history")).toContain("Analyst: Here is the draft.");
+    expect(messages(section(prompt, "history"))).toContainEqual(["Person", `Add /health to acme/web ${m}`]);
+    expect(messages(section(prompt, "history"))).toContainEqual(["Analyst (your earlier answer)", "Here is the draft."]);
     expect(section(prompt, "newMessages")).toContain(edit);
     expect(section(prompt, "newMessages")).not.toContain(m);
 
@@ -293,7 +297,7 @@ describe("analyst: answers it cannot use", () => {
         pendingTurns: 1,
       });
       expect((await h.notifications(task.id)).map((n) => [n.template, n.params])).toEqual([
-        ["task.analyst-error", { taskId: task.id, problem }],
+        ["task.analyst-error", { taskId: task.id, problem, then: "waiting" }],
       ]);
       const [trace] = await h.host.context.repos.traces.list(task.id);
       expect(trace).toMatchObject({ outcome: "failed" });

@@ -1,3 +1,5 @@
+import { splitUntrusted } from "@ratatoskr/contracts";
+import { HOSTILE_TEXTS } from "@ratatoskr/testkit";
 import { describe, expect, it } from "vitest";
 import {
   buildAnalystPrompt,
@@ -36,7 +38,7 @@ describe("analyst prompt", () => {
         acceptanceCriteria: ["200 OK"],
       },
     });
-    const draft = under(text, PROMPT_SECTIONS.draft);
+    const draft = splitUntrusted(under(text, PROMPT_SECTIONS.draft)).blocks[0]?.body ?? "";
     expect(draft).toContain("- title: Health check");
     expect(draft).toContain("- goal: (not set)");
     expect(draft).toContain("- repos:\n  - acme/web\n  - acme/api");
@@ -51,12 +53,15 @@ describe("analyst prompt", () => {
       ],
       newMessages: ["acme/web", "and JSON please\nwith a status field"],
     });
-    expect(under(text, PROMPT_SECTIONS.history)).toBe(
-      "\n\nPerson: I need a health check\nAnalyst: Which repository?\n",
-    );
-    expect(under(text, PROMPT_SECTIONS.newMessages)).toBe(
-      "\n\nPerson: acme/web\nPerson: and JSON please\n  with a status field\n",
-    );
+    const blocks = (heading: string) => splitUntrusted(under(text, heading)).blocks.map((b) => [b.label, b.body]);
+    expect(blocks(PROMPT_SECTIONS.history)).toEqual([
+      ["Person", "I need a health check"],
+      ["Analyst (your earlier answer)", "Which repository?"],
+    ]);
+    expect(blocks(PROMPT_SECTIONS.newMessages)).toEqual([
+      ["New message from the person", "acme/web"],
+      ["New message from the person", "and JSON please\nwith a status field"],
+    ]);
   });
 
   it("says when there is no new message (a retry or /skip)", () => {
@@ -80,4 +85,24 @@ describe("analyst prompt", () => {
     expect(text).not.toContain("line 4\n");
     expect(text).toContain(`line ${MAX_HISTORY_LINES + 4}`);
   });
+});
+
+describe("analyst prompt with hostile text in every field a person fills", () => {
+  for (const hostile of HOSTILE_TEXTS) {
+    it(`keeps ${hostile.name} in untrusted blocks`, () => {
+      const text = prompt({
+        draft: { title: hostile.text, goal: hostile.text, repos: ["acme/web"], why: hostile.text, acceptanceCriteria: [hostile.text] },
+        history: [
+          { role: "user", text: hostile.text },
+          { role: "assistant", text: hostile.text },
+        ],
+        newMessages: [hostile.text],
+      });
+      const { outside, blocks } = splitUntrusted(text);
+      expect(blocks.length).toBe(4);
+      for (const payload of hostile.mustStayFenced) expect(outside).not.toContain(payload);
+      // The prompt's own closing instructions come after every block, untouched.
+      expect(outside.trimEnd().endsWith("Answer with exactly one JSON object as described in your instructions.")).toBe(true);
+    });
+  }
 });

@@ -1,3 +1,4 @@
+import { readinessReportOf } from "@ratatoskr/runtime";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -72,8 +73,8 @@ async function taskInAnalysis(chatId: number) {
   return task;
 }
 
-function jobContext(taskId: number, attemptsMade: number): JobContext<"analyst"> {
-  const job = { id: `${taskId}-analyst-1`, attemptsMade, opts: { attempts: 3 } } as unknown as Job<{
+function jobContext(taskId: number, attemptsMade: number, id = `${taskId}-analyst-1`): JobContext<"analyst"> {
+  const job = { id, attemptsMade, opts: { attempts: 3 } } as unknown as Job<{
     v: 1;
     taskId: number;
     kind: "turn";
@@ -98,19 +99,26 @@ describe("analyst when opencode is unreachable", () => {
     ]);
   });
 
-  it("on the last attempt tells the person 'unavailable' and releases the task", async () => {
+  it("on the last attempt tells the person 'unavailable', analyses the pending turn again unasked, and waits for them after three in a row", async () => {
     const task = await taskInAnalysis(9_102);
-    const result = await handler()({ v: 1, taskId: task.id, kind: "turn" }, jobContext(task.id, 2));
-
-    expect(result).toEqual({ status: "failed-analysis", problem: "unavailable" });
+    let jobId = `${task.id}-analyst-1`;
+    for (let analysis = 1; analysis <= 3; analysis++) {
+      const result = await handler()({ v: 1, taskId: task.id, kind: "turn" }, jobContext(task.id, 2, jobId));
+      expect(result).toEqual({ status: "failed-analysis", problem: "unavailable" });
+      const next = await database.db.prisma.followUp.findFirst({ where: { taskId: task.id, queue: "analyst" }, orderBy: { id: "desc" } });
+      if (analysis < 3) expect(next?.jobId).not.toBe(jobId);
+      jobId = next!.jobId;
+    }
     expect(await repos.tasks.findById(task.id)).toMatchObject({
       status: "collecting",
       analysing: false,
       pendingTurns: 1,
     });
-    const notices = await database.db.prisma.notification.findMany({ where: { taskId: task.id } });
+    const notices = await database.db.prisma.notification.findMany({ where: { taskId: task.id }, orderBy: { id: "asc" } });
     expect(notices.map((n) => [n.template, n.params])).toEqual([
-      ["task.analyst-error", { taskId: task.id, problem: "unavailable" }],
+      ["task.analyst-error", { taskId: task.id, problem: "unavailable", then: "retrying" }],
+      ["task.analyst-error", { taskId: task.id, problem: "unavailable", then: "retrying" }],
+      ["task.analyst-error", { taskId: task.id, problem: "unavailable", then: "waiting" }],
     ]);
   });
 
@@ -140,7 +148,9 @@ describe("analyst when opencode is unreachable", () => {
       const body = (await res.json()) as { checks: Record<string, string>; errors?: Record<string, string> };
       expect(res.status).toBe(503);
       expect(body.checks).toMatchObject({ opencode: "failed", redis: "ok", postgres: "ok" });
-      expect(body.errors?.opencode).toContain("unreachable");
+      // The reason is for an operator who logged in, never on the open probe.
+      expect(body.errors).toBeUndefined();
+      expect((await readinessReportOf(host.http)).errors?.opencode).toContain("unreachable");
     } finally {
       await host.shutdown("test finished");
     }

@@ -51,21 +51,21 @@ describe("agent run failures", () => {
     });
   });
 
-  it("settles a provider that refused the credentials instead of retrying it", () => {
+  it("settles a provider that refused the credentials instead of retrying it, and says the provider refused", () => {
     expect(failed(new ProviderError("ses_1", "fake", 401, false, "bad key"))).toEqual({
       action: "settle",
-      problem: "unavailable",
+      problem: "provider-refused",
     });
   });
 
-  it("settles what only an operator can fix", () => {
+  it("settles what only an operator can fix, saying the server is too old or misconfigured", () => {
     expect(failed(new OpencodeTooOldError("http://x", "1.0.0", "1.18.18"))).toEqual({
       action: "settle",
-      problem: "unavailable",
+      problem: "server-misconfigured",
     });
     expect(failed(new OpencodeHttpError("POST", "http://x", 400, "bad agent"))).toEqual({
       action: "settle",
-      problem: "unavailable",
+      problem: "server-misconfigured",
     });
   });
 

@@ -1,4 +1,6 @@
-import { runServiceMain } from "@ratatoskr/service-host";
-import { devService } from "./dev.service.ts";
+// Stop signals first, before the rest is loaded: a Ctrl-C while modules load is a stop too.
+import { bufferStopSignals } from "@ratatoskr/runtime/stop-signals";
 
-await runServiceMain({ name: "dev", services: [devService] });
+const signals = bufferStopSignals();
+const [{ runServiceMain }, { devService }] = await Promise.all([import("@ratatoskr/service-host"), import("./dev.service.ts")]);
+await runServiceMain({ name: "dev", services: [devService] }, undefined, signals);

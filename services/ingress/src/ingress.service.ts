@@ -1,8 +1,9 @@
 import { QUEUE, QUEUE_NAMES } from "@ratatoskr/contracts";
-import { collectConfigProblems, ConfigError } from "@ratatoskr/runtime";
+import { collectConfigProblems, ConfigError, readinessReportOf } from "@ratatoskr/runtime";
 import { defineService, notImplemented } from "@ratatoskr/service-host";
 import { BULL_BOARD_CONFIG_SCHEMA, loadBullBoardConfig } from "./bull-board/bull-board.config.ts";
 import { registerBullBoard } from "./bull-board/bull-board.plugin.ts";
+import { createLoginGuard } from "./bull-board/login-guard.ts";
 import { GITEA_INGRESS_CONFIG_SCHEMA, loadGiteaIngressConfig } from "./gitea/config/gitea.config.ts";
 import { giteaFrontDoor } from "./gitea/gitea-wiring.ts";
 import { loadTelegramConfig, TELEGRAM_CONFIG_SCHEMA } from "./telegram/config/telegram.config.ts";
@@ -48,7 +49,19 @@ export const ingressService = defineService({
         await frontDoor?.routes(app);
         await gitea?.routes(app);
         if (!board.enabled) return;
-        await registerBullBoard(app, { ...board, queues: QUEUE_NAMES.map((q) => ctx.queues.queues[q]) });
+        const guard = createLoginGuard({
+          redis: ctx.redis,
+          keyPrefix: `${ctx.config.queue.prefix}:board-login`,
+          logger: ctx.logger.child({ component: "bull-board" }),
+          failures: ctx.metrics.loginFailures,
+          realm: "bull-board",
+        });
+        await registerBullBoard(app, {
+          ...board,
+          queues: QUEUE_NAMES.map((q) => ctx.queues.queues[q]),
+          guard,
+          readinessDetail: () => readinessReportOf(app),
+        });
       },
       start: async () => {
         await frontDoor?.start();

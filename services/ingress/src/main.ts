@@ -1,4 +1,6 @@
-import { runServiceMain } from "@ratatoskr/service-host";
-import { ingressService } from "./ingress.service.ts";
+// Stop signals first, before the rest is loaded: a Ctrl-C while modules load is a stop too.
+import { bufferStopSignals } from "@ratatoskr/runtime/stop-signals";
 
-await runServiceMain({ name: "ingress", services: [ingressService] });
+const signals = bufferStopSignals();
+const [{ runServiceMain }, { ingressService }] = await Promise.all([import("@ratatoskr/service-host"), import("./ingress.service.ts")]);
+await runServiceMain({ name: "ingress", services: [ingressService] }, undefined, signals);

@@ -6,6 +6,7 @@ import {
   createCommandAcceptor,
   type IncomingCommand,
 } from "../src/gitea/store/command-acceptor.ts";
+import { drainCommands } from "../src/gitea/store/command-inbox.ts";
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -55,7 +56,9 @@ describe("the Gitea command acceptor (group commit)", () => {
       "refused 700011",
       "duplicate",
     ]);
-    const stored = await database.db.prisma.task.findMany({ where: { commentId: { gte: 700_000n } } });
+    // The tasks are made after the answer, from what was stored.
+    await drainCommands(database.db.pool);
+    const stored = await database.db.prisma.task.findMany({ where: { commentId: { gte: 700_000n, lt: 710_000n } } });
     expect(stored.map((t) => Number(t.commentId)).sort()).toEqual(good);
     // Each accepted command has its route and status follow-ups, nothing for the refused ones.
     const followUps = await database.db.prisma.followUp.count({ where: { taskId: { in: stored.map((t) => t.id) } } });
@@ -74,5 +77,22 @@ describe("the Gitea command acceptor (group commit)", () => {
     } finally {
       await away.close();
     }
+  });
+
+  it("makes each stored comment one task, in the order stored, however many drains run at once", async () => {
+    const accept = createCommandAcceptor(database.db.pool, 3);
+    const ids = Array.from({ length: 250 }, (_, i) => 720_000 + i);
+    for (const id of ids) await accept(command(id, { number: 7 }));
+    const drains = await Promise.all([1, 2, 3].map(() => drainCommands(database.db.pool)));
+    expect(drains.reduce((n, d) => n + d.settled, 0)).toBe(ids.length);
+    const tasks = await database.db.prisma.task.findMany({
+      where: { commentId: { gte: 720_000n, lt: 730_000n } },
+      orderBy: { id: "asc" },
+    });
+    expect(tasks.map((t) => Number(t.commentId))).toEqual(ids);
+    const routes = await database.db.prisma.followUp.count({
+      where: { taskId: { in: tasks.map((t) => t.id) }, queue: "intake" },
+    });
+    expect(routes).toBe(ids.length);
   });
 });

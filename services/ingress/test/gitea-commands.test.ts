@@ -206,6 +206,25 @@ describe("Gitea commands", () => {
     expect(h.statusComments(n, task.id)).toHaveLength(1);
   });
 
+  it("counts Elapsed and Took from the command's start, not from its last stage", async () => {
+    const n = h.gitea.addIssue(REPO, "Timed").number!;
+    const task = await h.command(n, "/agent plan");
+    await h.waitForStatusComment(n, task.id, "▶️ running");
+    // The command started 35 s ago; its plan was drafted just now (a running → running stage).
+    await h.prisma.taskEvent.updateMany({
+      where: { taskId: task.id, type: "command.started" },
+      data: { createdAt: new Date(Date.now() - 35_000) },
+    });
+    await h.transition(task.id, { type: "command.plan-drafted", plan: "1. do it" });
+    const gitea = new GiteaClient({ baseUrl: h.gitea.url, token: h.gitea.token });
+    // Rendered after the stage (the notifier may hold the comment's lock a moment: try again).
+    await vi.waitFor(() => reconcileStatusComment({ db: h.database.db, repos: h.host.context.repos, gitea }, task.id), WAIT);
+    expect(h.statusComments(n, task.id)[0]?.body).toMatch(/\*\*Elapsed:\*\* 3[5-9] s/);
+    await finish(task);
+    const done = await h.waitForStatusComment(n, task.id, "✅ done");
+    expect(done.body).toMatch(/\*\*Took:\*\* 3[5-9] s/);
+  }, 60_000);
+
   it("finds its status comment again by the hidden marker when the stored id is lost", async () => {
     const n = h.gitea.addIssue(REPO, "Marker").number!;
     const task = await h.command(n, "/agent plan");

@@ -58,6 +58,25 @@ describe("restart recovery (G6)", () => {
     expect(after[1]!.failureReason).toMatch(/mid-turn.*not replayed/);
   });
 
+  it("fails nothing when the run reports back between the recovery's look and its write (23.1)", async () => {
+    const healthy = await runningCommand("Reports back meanwhile", true);
+    const interrupt = vi.fn(async () => undefined);
+    const racing = deps(interrupt);
+    const write = racing.transition;
+    racing.transition = async (taskId, event, options) => {
+      // The planner's run ends and reports its plan just before the recovery writes.
+      await h.prisma.agentTrace.updateMany({ where: { taskId }, data: { endedAt: new Date(), outcome: "completed" } });
+      await h.host.context.transition(taskId, { type: "command.plan-drafted", plan: "1. add the endpoint" });
+      return write(taskId, event, options);
+    };
+
+    expect(await failOrphanedRuns(racing, h.host.context.redis, h.redis.prefix, { now: Date.now() + 120_000 })).toEqual([]);
+    const after = await h.prisma.task.findUniqueOrThrow({ where: { id: healthy.id } });
+    expect(after.status).toBe("running");
+    expect(after.failureReason).toBeNull();
+    expect(interrupt).not.toHaveBeenCalled();
+  });
+
   it("leaves a command alone inside the grace period after it started", async () => {
     const fresh = await runningCommand("Just started", true);
     const interrupt = vi.fn(async () => undefined);

@@ -21,9 +21,9 @@ async function routeUnderTest() {
     logger,
     async accept(command) {
       accepted.push(command);
-      return { status: "accepted", taskId: accepted.length, followUps: [] };
+      return { status: "accepted" };
     },
-    dispatch: () => undefined,
+    stored: () => undefined,
   });
   await app.ready();
   return { app, lines, raw, accepted };
@@ -64,6 +64,33 @@ describe("gitea webhook route", () => {
     const log = r.raw.join("");
     expect(log).not.toContain("PRIVATE-TEXT");
     expect(log).not.toContain(forgedSignature);
+    await r.app.close();
+  });
+});
+
+describe("gitea webhook route: who is speaking", () => {
+  it("takes a Forgejo delivery, which may carry only X-Forgejo-* headers (G8)", async () => {
+    const r = await routeUnderTest();
+    const res = await r.app.inject({
+      method: "POST",
+      url: GITEA_WEBHOOK_PATH,
+      payload: body,
+      headers: {
+        "x-forgejo-event": "issue_comment",
+        "x-forgejo-event-type": "issue_comment",
+        "x-forgejo-delivery": "fj-1",
+        "x-forgejo-signature": signBody(body, SECRET),
+      },
+    });
+    expect(res.statusCode).toBe(202);
+    expect(r.accepted.map((c) => [c.deliveryId, c.commentId, c.kind])).toEqual([["fj-1", 77, "plan"]]);
+    const forged = await r.app.inject({
+      method: "POST",
+      url: GITEA_WEBHOOK_PATH,
+      payload: body,
+      headers: { "x-forgejo-event": "issue_comment", "x-forgejo-signature": signBody(body, "guess") },
+    });
+    expect(forged.statusCode).toBe(401);
     await r.app.close();
   });
 });

@@ -2,12 +2,14 @@ import { randomUUID } from "node:crypto";
 import { giteaJson } from "@ratatoskr/testkit";
 import { signBody } from "@ratatoskr/gitea";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { createCommandAcceptor } from "../src/gitea/store/command-acceptor.ts";
 import { GiteaHarness, REPO, SECRET, WAIT } from "./support/gitea-harness.ts";
 
 let h: GiteaHarness;
 
 beforeAll(async () => {
-  h = await GiteaHarness.start({ GITEA_REPOS: REPO, GITEA_SWEEP_INTERVAL_MS: "300" });
+  // The sweep names the repository as an operator may type it: one comment is still one command.
+  h = await GiteaHarness.start({ GITEA_REPOS: "Acme/Web", GITEA_SWEEP_INTERVAL_MS: "300" });
   h.gitea.addIssue(REPO, "Webhook issue");
 });
 afterAll(async () => {
@@ -64,7 +66,6 @@ describe("POST /webhooks/gitea", () => {
         { "x-gitea-event": "pull_request_comment", "x-gitea-event-type": "pull_request_review_comment" },
         giteaJson({ action: "reviewed", review: { content: "/agent fix" } }),
       ],
-      [{}, giteaJson({ action: "created", repository: { name: "web" } })],
     ];
     for (const [extra, body] of cases) {
       const res = await h.gitea.webhooks.postRaw(headers(body, extra), body);
@@ -75,6 +76,32 @@ describe("POST /webhooks/gitea", () => {
     expect(res.status).toBe(400);
     expect(res.text).not.toMatch(/Unexpected|position|SyntaxError/);
     expect(await taskCount()).toBe(before);
+  });
+
+  it("answers 400 to a comment event without its comment, decided by the event type, not the missing field", async () => {
+    const noComment = giteaJson({ action: "created", repository: { name: "web" } });
+    const nullComment = giteaJson({ ...payload(900_009, "/agent plan"), comment: null });
+    for (const body of [noComment, nullComment]) {
+      const res = await h.gitea.webhooks.postRaw(headers(body), body);
+      expect(res.status, body.slice(0, 80)).toBe(400);
+    }
+    // A PR review is a real delivery without `comment`: its own event type, 204.
+    const review = giteaJson({ action: "reviewed", review: { content: "/agent fix" } });
+    const reviewed = await h.gitea.webhooks.postRaw(
+      headers(review, { "x-gitea-event": "pull_request_comment", "x-gitea-event-type": "pull_request_review_comment" }),
+      review,
+    );
+    expect(reviewed.status).toBe(204);
+  });
+
+  it("answers 400 to a delivery nested past any real payload, never 5xx", async () => {
+    const deep = giteaJson(payload(900_010, "/agent plan")).replace(
+      '"is_pull": false',
+      `"is_pull": false, "x": ${"[".repeat(5_000)}${"]".repeat(5_000)}`,
+    );
+    const res = await h.gitea.webhooks.postRaw(headers(deep), deep);
+    expect(res.status).toBe(400);
+    expect(await h.prisma.task.count({ where: { commentId: 900_010n } })).toBe(0);
   });
 
   it("answers 422 to a comment no Gitea sends (ids out of range, empty names) and stores a NUL-laden one without it", async () => {
@@ -101,6 +128,8 @@ describe("POST /webhooks/gitea", () => {
     const again = await h.gitea.webhooks.redeliver(deliveries[0]!.uuid);
     expect(again.uuid).not.toBe(deliveries[0]!.uuid);
     expect(again.status).toBe(200);
+    const task = await h.taskOfComment(comment.id!);
+    await h.waitForStatus(task.id, "succeeded");
     expect(await h.prisma.task.count({ where: { commentId: BigInt(comment.id!) } })).toBe(1);
   });
 
@@ -134,6 +163,67 @@ describe("POST /webhooks/gitea", () => {
     expect(await h.prisma.task.count({ where: { commentId: BigInt(comment.id!) } })).toBe(1);
   });
 
+  it("keys a comment by its repository and its id: the same id in two repositories is two commands", async () => {
+    h.gitea.addRepo("acme/api");
+    h.gitea.setPermission("acme/api", "alice", "write");
+    h.gitea.addIssue("acme/api", "Api issue");
+    const inApi = payload(900_100, "/agent status");
+    inApi.repository = { id: 3, name: "api", full_name: "acme/api", owner: { id: 2, login: "acme" } };
+    for (const body of [giteaJson(payload(900_100, "/agent status")), giteaJson(inApi)]) {
+      expect((await h.gitea.webhooks.postRaw(headers(body), body)).status).toBe(202);
+    }
+    await vi.waitFor(async () => {
+      const tasks = await h.prisma.task.findMany({ where: { commentId: 900_100n }, orderBy: { id: "asc" } });
+      expect(tasks.map((t) => `${t.repoOwner}/${t.repoName}`)).toEqual(["acme/web", "acme/api"]);
+    }, WAIT);
+  });
+
+  it("spends no task id on duplicate deliveries: 30 redeliveries later the next command is the next id", async () => {
+    const first = await h.command(1, "/agent status");
+    const delivery = h.gitea.webhooks.deliveries.find((d) => d.body.includes(`"id": ${first.commentId}`))!;
+    for (let i = 0; i < 30; i++) expect((await h.gitea.webhooks.redeliver(delivery.uuid)).status).toBe(200);
+    const next = await h.command(1, "/agent status");
+    expect(next.id).toBe(first.id + 1);
+  });
+
+  it("makes the task of a command stored just before the process died (no task row yet), from the stored delivery", async () => {
+    // What the route wrote before answering 202, by a process killed right after: the row alone.
+    const dead = createCommandAcceptor(h.database.db.pool, 3);
+    const outcome = await dead({
+      owner: "acme",
+      repo: "web",
+      target: "issue",
+      number: 1,
+      commentId: 900_150,
+      author: "alice",
+      kind: "status",
+      message: "",
+      deliveryId: randomUUID(),
+      event: "issue_comment",
+    });
+    expect(outcome).toEqual({ status: "accepted" });
+    const task = await h.taskOfComment(900_150);
+    await h.waitForStatus(task.id, "succeeded");
+    await h.waitForStatusComment(1, task.id, "✅ done");
+  });
+
+  it("treats an edit alike on both paths: a remark edited into /agent plan is no command, via webhook or sweep", async () => {
+    const { comment, deliveries } = await h.gitea.comment(REPO, 1, "alice", "just a remark");
+    expect(deliveries[0]?.status).toBe(204);
+    const edits = await h.gitea.editComment(REPO, comment.id!, "/agent plan");
+    expect(edits[0]?.status).toBe(204);
+    const editedAt = new Date();
+    // Two sweep passes that began after the edit read it (the sweep reads comments updated since its cursor).
+    for (let pass = 0; pass < 2; pass++) {
+      const after = pass === 0 ? editedAt : new Date();
+      await vi.waitFor(async () => {
+        const cursor = await h.prisma.giteaSweepCursor.findFirst();
+        expect(cursor?.sweptAt.getTime()).toBeGreaterThan(after.getTime() + 50);
+      }, WAIT);
+    }
+    expect(await h.prisma.task.count({ where: { commentId: BigInt(comment.id!) } })).toBe(0);
+  });
+
   it("accepts 40 different comments posted at once, each once and as its own task, their repeats as duplicates", async () => {
     const ids = Array.from({ length: 40 }, (_, i) => 900_200 + i);
     // Last in this file: its 40 commands queue on issue 1 behind nothing the other tests wait for.
@@ -152,14 +242,11 @@ describe("POST /webhooks/gitea", () => {
         .sort();
       expect(mine, `comment ${id}`).toEqual([200, 202]);
     }
-    const tasks = await h.prisma.task.findMany({ where: { commentId: { in: ids.map(BigInt) } } });
-    expect(tasks.map((t) => [Number(t.commentId), t.commandMessage]).sort()).toEqual(
-      ids.map((id) => [id, `batch ${id}`]),
-    );
-    // Each accepted answer names the task made for its own comment.
-    for (const { id, res } of answers.filter((a) => a.res.status === 202)) {
-      const taskId = (JSON.parse(res.text) as { taskId: number }).taskId;
-      expect(Number(tasks.find((t) => t.id === taskId)?.commentId)).toBe(id);
-    }
+    await vi.waitFor(async () => {
+      const tasks = await h.prisma.task.findMany({ where: { commentId: { in: ids.map(BigInt) } } });
+      expect(tasks.map((t) => [Number(t.commentId), t.commandMessage]).sort()).toEqual(
+        ids.map((id) => [id, `batch ${id}`]),
+      );
+    }, WAIT);
   });
 });

@@ -10,8 +10,25 @@ describe("toTelegramInput", () => {
     };
     expect(toTelegramInput(update)).toEqual({
       ok: true,
-      input: { kind: "message", updateId: 7, chatId: -100, userId: 42, messageId: 3, text: "hi" },
+      input: { kind: "message", updateId: 7, chatId: -100, userId: 42, messageId: 3, text: "hi", threadId: null },
     });
+  });
+
+  it("reads the forum topic of a topic message, and none for a reply thread of a plain group", () => {
+    const message = { message_id: 3, chat: { id: -100 }, from: { id: 42 }, text: "/status", message_thread_id: 77 };
+    const inTopic = toTelegramInput({ update_id: 7, message: { ...message, is_topic_message: true } });
+    expect(inTopic).toMatchObject({ ok: true, input: { threadId: 77 } });
+    expect(toTelegramInput({ update_id: 8, message })).toMatchObject({ ok: true, input: { threadId: null } });
+    const button = {
+      update_id: 9,
+      callback_query: {
+        id: "q1",
+        from: { id: 42 },
+        message: { message_id: 5, chat: { id: -100 }, message_thread_id: 77, is_topic_message: true },
+        data: "approve:3",
+      },
+    };
+    expect(toTelegramInput(button)).toMatchObject({ ok: true, input: { kind: "button", threadId: 77 } });
   });
 
   it("reads a button press", () => {
@@ -34,6 +51,7 @@ describe("toTelegramInput", () => {
         userId: 42,
         callbackQueryId: "q1",
         data: "approve:3",
+        threadId: null,
       },
     });
   });
@@ -42,7 +60,7 @@ describe("toTelegramInput", () => {
     const photo = { update_id: 9, message: { message_id: 1, chat: { id: 5 }, from: { id: 6 } } };
     expect(toTelegramInput(photo)).toEqual({
       ok: true,
-      input: { kind: "media", updateId: 9, chatId: 5, userId: 6, messageId: 1 },
+      input: { kind: "media", updateId: 9, chatId: 5, userId: 6, messageId: 1, threadId: null },
     });
   });
 
@@ -53,7 +71,10 @@ describe("toTelegramInput", () => {
 
   it("reads an edit as nothing to act on", () => {
     const edit = { update_id: 9, edited_message: { message_id: 1, chat: { id: -5 }, from: { id: 6 }, text: "x" } };
-    expect(toTelegramInput(edit)).toEqual({ ok: true, input: { kind: "other", updateId: 9, chatId: -5, userId: 6 } });
+    expect(toTelegramInput(edit)).toEqual({
+      ok: true,
+      input: { kind: "other", updateId: 9, chatId: -5, userId: 6, threadId: null },
+    });
   });
 
   it("strips U+0000 from every text at the edge", () => {

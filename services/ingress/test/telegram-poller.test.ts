@@ -41,6 +41,31 @@ describe("TelegramPoller", () => {
     expect(calls.at(-1)).toEqual({ offset: 8, timeoutSec: 0, limit: 1 });
   });
 
+  it("stops within its deadline when Telegram does not answer the confirming call", async () => {
+    const source: UpdateSource = {
+      getUpdates: (params, signal) =>
+        params.offset === 0
+          ? Promise.resolve([{ update_id: 1 }])
+          : new Promise((_resolve, reject) =>
+              signal.addEventListener("abort", () => reject(new Error("aborted"))),
+            ),
+    };
+    const handled: number[] = [];
+    const poller = new TelegramPoller({
+      source,
+      logger,
+      confirmTimeoutMs: 200,
+      onBatch: async (updates) => {
+        handled.push(...updates.map((u) => u.update_id));
+      },
+    });
+    poller.start();
+    await vi.waitFor(() => expect(handled).toEqual([1]));
+    const stopping = Date.now();
+    await poller.stop();
+    expect(Date.now() - stopping).toBeLessThan(2_000);
+  });
+
   it("keeps polling after a failure (e.g. 409 while another poller runs out)", async () => {
     const { source, calls } = scriptedSource([new Error("409: Conflict"), [{ update_id: 1 }]]);
     const handled: number[] = [];

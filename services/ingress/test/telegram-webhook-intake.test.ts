@@ -99,6 +99,48 @@ describe("webhook intake: the update is the unit of idempotency, taken fast and 
     expect(stored.map((u) => u.error)).toEqual([expect.stringContaining("chat.id")]);
   });
 
+  it("stores an update nested 5,000 levels deep as the bytes it came as: 200 once, poison, never a 500", async () => {
+    const c = freshChat();
+    const updateId = nextUpdateId++;
+    // 10 KB, far under the size limit; serialising the parsed value again overflows the stack.
+    const deep = `${"[".repeat(5_000)}${"]".repeat(5_000)}`;
+    const raw = `{"update_id":${updateId},"message":{"message_id":${nextMessageId++},"chat":{"id":${c}},"text":"hi","x":${deep}}}`;
+    const send = () =>
+      h.host.http.inject({
+        method: "POST",
+        url: WEBHOOK_PATH,
+        payload: raw,
+        headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": SECRET },
+      });
+    expect((await send()).statusCode).toBe(200);
+    expect((await send()).statusCode).toBe(200);
+    const stored = await h.prisma.telegramUpdate.findUniqueOrThrow({ where: { updateId: BigInt(updateId) } });
+    expect(stored.payload).toBe(raw);
+    expect(stored.status).toBe("poison");
+    expect(stored.error).toMatch(/nested deeper than 64 levels/);
+    // The chat goes on as if it had never come.
+    expect((await post(textUpdate(c, "Add a health endpoint to acme/api"))).statusCode).toBe(200);
+    await h.inboxDrained();
+    expect(await h.turnTexts((await h.onlyTask(c)).id)).toEqual(["Add a health endpoint to acme/api"]);
+  });
+
+  it("stores a webhook update as the bytes it came as, not re-serialised", async () => {
+    const c = freshChat();
+    const updateId = nextUpdateId++;
+    const raw = `{ "update_id": ${updateId},\n  "message": {"message_id": ${nextMessageId++}, "chat": {"id": ${c}}, "text": "caf\u00e9 <b>"} }`;
+    const res = await h.host.http.inject({
+      method: "POST",
+      url: WEBHOOK_PATH,
+      payload: raw,
+      headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": SECRET },
+    });
+    expect(res.statusCode).toBe(200);
+    const stored = await h.prisma.telegramUpdate.findUniqueOrThrow({ where: { updateId: BigInt(updateId) } });
+    expect(stored.payload).toBe(raw);
+    await h.inboxDrained();
+    expect(await h.turnTexts((await h.onlyTask(c)).id)).toEqual(["café <b>"]);
+  });
+
   it("answers 200 during a database outage in handling, retries with backoff, and keeps the chat's order", async () => {
     const c = freshChat();
     const tasks = h.host.context.repos.tasks;

@@ -106,7 +106,7 @@ describe("telegram webhook route", () => {
   it("answers 200 once the update is taken, and 503 while shutting down", async () => {
     const auth = { [TELEGRAM_SECRET_HEADER]: SECRET };
     expect((await post(r.app, '{"update_id":5}', auth)).statusCode).toBe(200);
-    expect(r.accepted).toEqual([{ update_id: 5 }]);
+    expect(r.accepted).toEqual([{ raw: '{"update_id":5}', json: { update_id: 5 } }]);
     r.answer("closed");
     expect((await post(r.app, '{"update_id":6}', auth)).statusCode).toBe(503);
   });

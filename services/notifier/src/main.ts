@@ -1,4 +1,6 @@
-import { runServiceMain } from "@ratatoskr/service-host";
-import { notifierService } from "./notifier.service.ts";
+// Stop signals first, before the rest is loaded: a Ctrl-C while modules load is a stop too.
+import { bufferStopSignals } from "@ratatoskr/runtime/stop-signals";
 
-await runServiceMain({ name: "notifier", services: [notifierService] });
+const signals = bufferStopSignals();
+const [{ runServiceMain }, { notifierService }] = await Promise.all([import("@ratatoskr/service-host"), import("./notifier.service.ts")]);
+await runServiceMain({ name: "notifier", services: [notifierService] }, undefined, signals);

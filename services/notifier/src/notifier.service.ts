@@ -112,14 +112,16 @@ export function createNotifierService(options: NotifierServiceOptions = {}) {
             }),
             startStaleSendingSweeper({
               notifications,
+              enqueueBulk: (requests) => ctx.queues.enqueueBulk(requests),
               logger,
               olderThanMs: afterMs,
               intervalMs: sweepIntervalMs,
-              onSettled: (count) => doubtful.inc({ settled: "uncertain", cause: "sender-died" }, count),
+              onSettled: (settled, count) =>
+                doubtful.inc({ settled: settled === "resend" ? "resent" : "uncertain", cause: "sender-died" }, count),
             }),
             startUnqueuedPendingSweeper({
               notifications,
-              enqueue: (request) => ctx.queues.enqueue(request),
+              enqueueBulk: (requests) => ctx.queues.enqueueBulk(requests),
               logger,
               olderThanMs: unqueuedAfterMs,
               intervalMs: sweepIntervalMs,

@@ -1,92 +1,9 @@
 import { parseTelegramHtml } from "@ratatoskr/testkit";
 import { describe, expect, it } from "vitest";
-import {
-  buttonLabel,
-  LOCALES,
-  render,
-  TEMPLATE_IDS,
-  type TemplateId,
-  type TemplateParams,
-} from "../src/i18n/index.ts";
+import { buttonLabel, LOCALES, render, TEMPLATE_IDS, type TemplateId } from "../src/i18n/index.ts";
 import { EN } from "../src/i18n/messages.en.ts";
 import { RU } from "../src/i18n/messages.ru.ts";
-
-const SAMPLES: { [K in TemplateId]: TemplateParams[K] } = {
-  "bot.greeting": { taskId: 12 },
-  "bot.help": {},
-  "bot.unknown-command": { command: "/frobnicate" },
-  "bot.task-number-needed": { command: "status", given: "abc" },
-  "bot.not-allowed": {},
-  "bot.text-only": {},
-  "bot.versions": {
-    services: [
-      { name: "ingress", version: "1.4.2" },
-      { name: "notifier", version: "1.4.3" },
-    ],
-  },
-  "bot.attach": { taskId: 12, serverUrl: "http://127.0.0.1:4096", sessionId: "ses_abc" },
-  "bot.attach-none": { taskId: 12, status: "success" },
-  "bot.nothing-to-cancel": {},
-  "button.approve": {},
-  "button.edit": {},
-  "button.cancel": {},
-  "button.more-budget": {},
-  "button.stop": {},
-  "task.not-found": { taskId: 404 },
-  "task.questions": { taskId: 12, questions: ["Which repository?", "Any deadline?"] },
-  "task.draft-ready": {
-    taskId: 12,
-    title: "Add CSV export",
-    goal: "Users can export reports",
-    repos: ["acme/reports", "acme/ui"],
-    why: "Finance asked for it",
-    acceptanceCriteria: ["Export button exists", "CSV opens in Excel"],
-  },
-  "task.edit-prompt": { taskId: 12 },
-  "task.repo-not-found": { taskId: 12, missing: ["acme/nope"] },
-  "task.turn-limit": { taskId: 12, maxTurns: 5 },
-  "task.approved": { taskId: 12 },
-  "task.already-approved": { taskId: 12 },
-  "task.cancelled": { taskId: 12 },
-  "task.aborted": { taskId: 12, reason: "asks for a poem" },
-  "task.retry-refused": { taskId: 12, status: "success" },
-  "task.retried": { taskId: 12 },
-  "task.continued": { taskId: 12 },
-  "task.status": {
-    taskId: 12,
-    status: "running",
-    title: "Add CSV export",
-    repos: ["acme/reports"],
-    round: 2,
-    maxRounds: 3,
-    branch: "ratatoskr/12-add-csv-export",
-    traces: [{ agent: "dev", outcome: "succeeded", durationMs: 305_000, tokens: 12_345, costUsd: 0.12 }],
-    totalTokens: 40_000,
-    totalCostUsd: 0.75,
-    budgetUsd: 2,
-  },
-  "task.running": { taskId: 12 },
-  "task.dev-to-review": { taskId: 12, round: 2 },
-  "task.review-to-dev": { taskId: 12, round: 2, findings: 3 },
-  "task.success": {
-    taskId: 12,
-    branch: "ratatoskr/task-12",
-    commit: "3f2a9c1",
-    prUrl: "https://git.test/acme/reports/pulls/7",
-  },
-  "task.failed": {
-    taskId: 12,
-    reason: "tests keep failing",
-    findings: ["src/a.ts:3 off by one", "no test for empty input"],
-  },
-  "task.timeout": { taskId: 12 },
-  "task.postmortem": { taskId: 12, cause: "failed", why: "flaky test", whatToDo: "pin the seed" },
-  "task.postmortem-unavailable": { taskId: 12 },
-  "task.budget-exceeded": { taskId: 12, spentUsd: 2.31, budgetUsd: 2 },
-  "task.budget-extended": { taskId: 12, budgetUsd: 4.31 },
-  "task.not-paused": { taskId: 12, status: "running" },
-  "task.analyst-error": { taskId: 12, problem: "no-phase" },
-};
+import { SAMPLES } from "./support/template-samples.ts";
 
 /** A different valid value for each enum-like param, so changing it must change the text. */
 const ALTERNATIVE: Record<string, unknown> = {

@@ -25,6 +25,18 @@ async function taskInAnalysis(chatId: number, locale: "ru" | "en" | null) {
 const texts = (records: SentRecord[]) => records.map((r) => r.plainText);
 
 describe("notifier: what the chat receives", () => {
+  it("sends every part of a task's message into the forum topic the task was opened in", async () => {
+    const chatId = -100_1077;
+    h.fake.addChat(chatId, { type: "supergroup" });
+    const task = await h.repos.tasks.createTelegramTask({ chatId, locale: "en", threadId: 77, ...LIMITS });
+    await h.host.context.transition(task.id, { type: "turn.received" });
+    await h.host.context.transition(task.id, { type: "user.cancelled" });
+    await h.fake.waitForMessages(chatId, 1, { timeoutMs: WAIT.timeout });
+    const sends = h.fake.requests("sendMessage").filter((r) => Number(r.params.chat_id) === chatId);
+    expect(sends.length).toBeGreaterThan(0);
+    expect(sends.map((r) => Number(r.params.message_thread_id))).toEqual(sends.map(() => 77));
+  });
+
   it("shows a ready draft, HTML-escaped in Russian, with Approve / Edit / Cancel buttons for that task", async () => {
     const chatId = 1_001;
     const task = await taskInAnalysis(chatId, "ru");

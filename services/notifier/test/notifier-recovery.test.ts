@@ -1,3 +1,4 @@
+import { notifyMessagesJobId } from "@ratatoskr/contracts";
 import { Telegram } from "telegraf";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
@@ -191,8 +192,8 @@ describe("notifier: recovery", () => {
     await vi.waitFor(async () => expect((await h.notification(stored.id)).status).toBe("sent"), WAIT);
     const sent = await h.fake.waitForMessages(chatId, 1, { timeoutMs: WAIT.timeout });
     expect(sent[0]!.plainText).toContain("/start");
-    // The sweeper queued it under the reply's own job id, so a late producer enqueue is a no-op.
-    const job = await h.finished(`notification-${stored.id}`);
+    // The sweeper queued it itself (a v2 job of the stale messages it found).
+    const job = await h.finished(notifyMessagesJobId([{ notificationId: stored.id, chatId }]));
     expect(job.returnvalue).not.toMatchObject({ skipped: true });
     expect(await h.host.context.repos.notifications.listStalePending(0)).toEqual([]);
     expect(h.sendRequests(chatId)).toHaveLength(1);

@@ -1,4 +1,6 @@
-import { runServiceMain } from "@ratatoskr/service-host";
-import { postmortemService } from "./postmortem.service.ts";
+// Stop signals first, before the rest is loaded: a Ctrl-C while modules load is a stop too.
+import { bufferStopSignals } from "@ratatoskr/runtime/stop-signals";
 
-await runServiceMain({ name: "postmortem", services: [postmortemService] });
+const signals = bufferStopSignals();
+const [{ runServiceMain }, { postmortemService }] = await Promise.all([import("@ratatoskr/service-host"), import("./postmortem.service.ts")]);
+await runServiceMain({ name: "postmortem", services: [postmortemService] }, undefined, signals);

@@ -1,5 +1,6 @@
 import { QUEUE } from "@ratatoskr/contracts";
-import { agentOpencodeClient, ensureSharedAgentDir, startStepSweeper, warmSharedAgentDir } from "@ratatoskr/pipeline";
+import { checkOpencodeAtStart, createOpencodeClientFromConfig } from "@ratatoskr/opencode";
+import { ensureSharedAgentDir, startStepSweeper, warmSharedAgentDir } from "@ratatoskr/pipeline";
 import { defineService } from "@ratatoskr/service-host";
 import { loadPostmortemConfig, POSTMORTEM_CONFIG_SCHEMA } from "./config/postmortem.config.ts";
 import { createExplainFailureHandler } from "./handlers/explain-failure.handler.ts";
@@ -15,7 +16,7 @@ export const postmortemService = defineService({
   async create(ctx) {
     const config = loadPostmortemConfig(ctx.env);
     const logger = ctx.logger.child({ component: "postmortem" });
-    const opencode = agentOpencodeClient(config.opencode, logger);
+    const opencode = createOpencodeClientFromConfig(config.opencode, logger);
     ctx.shutdown.register("connections", "opencode client", () => opencode.close());
     const directory = await ensureSharedAgentDir(config.workspace.dir, "postmortem");
     let stopWarming: (() => void) | undefined;
@@ -34,6 +35,7 @@ export const postmortemService = defineService({
       handlers: { [QUEUE.postmortem]: handler },
       // Postgres is the truth: a postmortem Redis lost is queued again, one that gave up says so.
       async start() {
+        await checkOpencodeAtStart(opencode, logger, "postmortem");
         // opencode boots the postmortem directory now, not in the first explanation.
         stopWarming = warmSharedAgentDir(opencode, directory, logger);
         stopSweeper = startStepSweeper(

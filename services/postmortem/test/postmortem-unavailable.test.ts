@@ -71,7 +71,12 @@ describe("postmortem while opencode is down", () => {
     await expect(handler()(data, ctx(jobId, 1))).resolves.toEqual({ sent: "task.postmortem-unavailable" });
     const rows = await database.db.prisma.notification.findMany({ where: { taskId: task.id, template: { startsWith: "task.postmortem" } } });
     expect(rows.map((r) => ({ template: r.template, params: r.params, chatId: r.chatId }))).toEqual([
-      { template: "task.postmortem-unavailable", params: { taskId: task.id }, chatId: 9_101n },
+      {
+        template: "task.postmortem-unavailable",
+        // The true reason: the agent server could not be reached (opencode is down), not "could not finish".
+        params: { taskId: task.id, reason: expect.stringMatching(/^the postmortem agent failed: .*could not start/) },
+        chatId: 9_101n,
+      },
     ]);
     expect(enqueued).toContainEqual(expect.objectContaining({ queue: "notify", data: { v: 1, kind: "message", notificationId: rows[0]?.id, chatId: 9_101 } }));
     const after = await database.db.prisma.task.findUniqueOrThrow({ where: { id: task.id } });

@@ -1,4 +1,6 @@
-import { runServiceMain } from "@ratatoskr/service-host";
-import { reviewerService } from "./reviewer.service.ts";
+// Stop signals first, before the rest is loaded: a Ctrl-C while modules load is a stop too.
+import { bufferStopSignals } from "@ratatoskr/runtime/stop-signals";
 
-await runServiceMain({ name: "reviewer", services: [reviewerService] });
+const signals = bufferStopSignals();
+const [{ runServiceMain }, { reviewerService }] = await Promise.all([import("@ratatoskr/service-host"), import("./reviewer.service.ts")]);
+await runServiceMain({ name: "reviewer", services: [reviewerService] }, undefined, signals);

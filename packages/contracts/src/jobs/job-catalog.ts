@@ -8,6 +8,7 @@ import {
   postmortemJobSchema,
   reviewJobSchema,
 } from "./job-schemas.ts";
+import { MAX_INPUT_DEPTH, nestedDeeperThan } from "../json-depth.ts";
 
 interface CatalogEntry<S extends z.ZodType> {
   schema: S;
@@ -52,6 +53,8 @@ export class JobPayloadError extends Error {
 
 /** Validates a payload read from a queue; throws JobPayloadError with every issue named. */
 export function parseJobData<Q extends QueueName>(queue: Q, data: unknown): JobData<Q> {
+  // Nothing recurses over a payload nested past this (logs, Bull Board, a retry): refused for good.
+  if (nestedDeeperThan(data)) throw new JobPayloadError(queue, `nested deeper than ${MAX_INPUT_DEPTH} levels`);
   const result = JOB_CATALOG[queue].schema.safeParse(data);
   if (!result.success) {
     const issues = result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");

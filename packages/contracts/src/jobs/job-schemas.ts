@@ -45,8 +45,17 @@ export const postmortemJobSchema = z.object({
   cause: z.enum(["failed", "timeout"]),
 });
 
+/** Most messages one v2 notify job carries (its chats are leased, claimed and sent together). */
+export const NOTIFY_MESSAGES_PER_JOB = 32;
+
+/** One stored message (table `notifications`) and its Telegram chat. */
+const notifyTarget = z.object({
+  notificationId: z.number().int().positive(),
+  chatId: z.number().int(),
+});
+
 export const notifyJobSchema = z.discriminatedUnion("kind", [
-  /** Deliver one stored outgoing message (table `notifications`). */
+  /** v1: deliver one stored outgoing message. */
   z.object({
     v: z.literal(1),
     kind: z.literal("message"),
@@ -58,9 +67,21 @@ export const notifyJobSchema = z.discriminatedUnion("kind", [
      */
     chatId: z.number().int().optional(),
   }),
+  /**
+   * v2: deliver stored messages of one or more Telegram chats in one job — one lease call and
+   * one claim statement for all its chats, each chat still sent in order. What a producer with
+   * several messages at once queues (the outbox dispatcher, the notifier's own sweeps).
+   */
+  z.object({
+    v: z.literal(2),
+    kind: z.literal("messages"),
+    messages: z.array(notifyTarget).min(1).max(NOTIFY_MESSAGES_PER_JOB),
+  }),
   /** Bring a Gitea command's status comment in line with the task's current state. */
   z.object({ v: z.literal(1), kind: z.literal("gitea-status"), taskId }),
 ]);
+
+export type NotifyTarget = z.infer<typeof notifyTarget>;
 
 export type IntakeJob = z.infer<typeof intakeJobSchema>;
 export type AnalystJob = z.infer<typeof analystJobSchema>;

@@ -1,6 +1,7 @@
 import { jobRequest, type AnyJobRequest } from "../jobs/job-catalog.ts";
 import { followUpJobId } from "../jobs/job-id.ts";
 import { QUEUE } from "../queues.ts";
+import { postmortemJob } from "./postmortem-job.ts";
 import type { TaskEffect } from "./task-effects.ts";
 import type { GiteaEvent } from "./task-events.ts";
 import type { TaskSnapshot } from "./task-snapshot.ts";
@@ -118,7 +119,8 @@ export function giteaTransition(task: TaskSnapshot, event: GiteaEvent): Transiti
     case "command.review-rejected":
       if (status !== "running") return refuse(task, event.type, "illegal");
       // Out of rounds: what was pushed stays, the command fails with the findings (the caller's reason).
-      if (task.round >= task.maxRounds || isPullIterate(task)) return ok(task, "failed", [dispatchNext(task)]);
+      if (task.round >= task.maxRounds || isPullIterate(task))
+        return ok(task, "failed", [dispatchNext(task), postmortemJob(task, "failed")]);
       return ok(task, "running", [reviseJob(task, task.round + 1)], { round: task.round + 1 });
     case "command.succeeded":
       if (status !== "running") return refuse(task, event.type, "illegal");
@@ -126,7 +128,8 @@ export function giteaTransition(task: TaskSnapshot, event: GiteaEvent): Transiti
     case "command.failed":
     case "command.interrupted":
       if (status !== "running") return refuse(task, event.type, "illegal");
-      return ok(task, "failed", [dispatchNext(task)]);
+      // P6 on this door too: why it failed and what to do, as a reply comment.
+      return ok(task, "failed", [dispatchNext(task), postmortemJob(task, "failed")]);
     case "command.cancelled":
       if (status !== "queued" && status !== "running") return refuse(task, event.type, "nothing-to-cancel");
       return ok(task, "cancelled", [dispatchNext(task)]);

@@ -15,7 +15,29 @@ export type AnalystProblem =
   | "unknown-phase"
   | "invalid-fields"
   | "timeout"
-  | "unavailable";
+  /** The agent server (opencode) could not be reached. */
+  | "unavailable"
+  /** The model provider refused the request (credentials, a request it will always refuse). */
+  | "provider-refused"
+  /** The agent server is too old or misconfigured: an operator must act. */
+  | "server-misconfigured"
+  /** The process running the analysis died (killed, crashed) again and again. */
+  | "worker-died"
+  /** Something on our side broke (the database, the repository host): not the person's message. */
+  | "internal";
+
+/**
+ * Problems of the machinery, not of the answer: the person's message was never judged, so the
+ * pending work is analysed again without waiting for them (a bounded number of times in a row).
+ */
+export const MACHINE_PROBLEMS: ReadonlySet<AnalystProblem> = new Set<AnalystProblem>([
+  "unavailable",
+  "worker-died",
+  "internal",
+]);
+
+/** Analyses that may fail in a row on the machinery before the task waits for the person again. */
+export const MAX_ANALYSES_FAILED_IN_A_ROW = 3;
 
 /** Everything that can happen to a task. Each service reports what it observed as one of these. */
 export type TelegramEvent =
@@ -34,7 +56,15 @@ export type TelegramEvent =
    * The analysis could not produce a usable verdict (after the client's repair prompt and the
    * job's retries). Releases the analysis; unanalysed turns stay pending for the next one.
    */
-  | { type: "analyst.failed"; problem: AnalystProblem }
+  | {
+      type: "analyst.failed";
+      problem: AnalystProblem;
+      /**
+       * How many analyses have now failed in a row, this one included (absent: 1). Below
+       * {@link MAX_ANALYSES_FAILED_IN_A_ROW} a machine problem re-analyses the pending work at once.
+       */
+      failedInARow?: number;
+    }
   /** The analyst decided this is not a coding request. */
   | { type: "analyst.aborted"; reason: string }
   /** `/skip`: stop asking, make a draft from what is known. */
@@ -49,8 +79,10 @@ export type TelegramEvent =
   /**
    * The dev agent finished a round and its work is committed and pushed. `commit`: the pushed
    * head (`abc1234`, or `owner/a@abc1234, owner/b@def5678` with several repositories).
+   * `overBudget`: the round's spend passed the task's budget, so the review waits for the person
+   * (paused, Continue runs it) and no one is told of a review that is not running.
    */
-  | { type: "dev.finished"; commit: string }
+  | { type: "dev.finished"; commit: string; overBudget?: { spentUsd: number; budgetUsd: number } }
   /** The review passed: the task branch and its pushed head (short shas, one per repository). */
   | { type: "review.passed"; branch: string; commit: string }
   /**

@@ -3,8 +3,9 @@ import { followUpJobId } from "../jobs/job-id.ts";
 import { QUEUE } from "../queues.ts";
 import { formatFinding, isBlockingFinding } from "../review-verdict.ts";
 import { budgetTransition } from "./budget-transitions.ts";
+import { postmortemJob } from "./postmortem-job.ts";
 import type { TaskEffect } from "./task-effects.ts";
-import type { AnalysisOutcome, TelegramEvent } from "./task-events.ts";
+import { MACHINE_PROBLEMS, MAX_ANALYSES_FAILED_IN_A_ROW, type AnalysisOutcome, type TelegramEvent } from "./task-events.ts";
 import type { TaskSnapshot } from "./task-snapshot.ts";
 import { isFinal, type TelegramStatus } from "./task-status.ts";
 import { refuse, type TransitionResult } from "./transition-result.ts";
@@ -28,11 +29,6 @@ function analystJob(task: TaskSnapshot, forced: boolean): TaskEffect {
 
 function devJob(task: TaskSnapshot, kind: "implement" | "revise" | "continue", round: number): TaskEffect {
   return enqueue(jobRequest(QUEUE.dev, { v: 1, taskId: task.id, kind, round }, followUpJobId(task.id, "dev", task.version + 1)));
-}
-
-function postmortemJob(task: TaskSnapshot, cause: "failed" | "timeout"): TaskEffect {
-  const jobId = followUpJobId(task.id, "postmortem", task.version + 1);
-  return enqueue(jobRequest(QUEUE.postmortem, { v: 1, taskId: task.id, cause }, jobId));
 }
 
 function notify(template: Extract<TaskEffect, { type: "notify" }>["template"], params: Record<string, string | number> = {}): TaskEffect {
@@ -104,11 +100,15 @@ export function telegramTransition(task: TaskSnapshot, event: TelegramEvent): Tr
         [notify("task.draft-ready", { taskId: task.id })],
       );
 
-    case "analyst.failed":
+    case "analyst.failed": {
       if (status !== "collecting" || !task.analysing) return refuse(task, event.type, "illegal");
-      return ok(task, { analysing: false, skipRequested: false }, [
-        notify("task.analyst-error", { taskId: task.id, problem: event.problem }),
-      ]);
+      // Nothing was wrong with what the person wrote: their pending work goes on without them.
+      const pendingWork = task.pendingTurns > 0 || task.skipRequested;
+      const again = pendingWork && MACHINE_PROBLEMS.has(event.problem) && (event.failedInARow ?? 1) < MAX_ANALYSES_FAILED_IN_A_ROW;
+      const told = notify("task.analyst-error", { taskId: task.id, problem: event.problem, then: again ? "retrying" : "waiting" });
+      if (again) return ok(task, {}, [analystJob(task, task.skipRequested), told]);
+      return ok(task, { analysing: false, skipRequested: false }, [told]);
+    }
 
     case "analyst.aborted":
       if (status !== "collecting" || !task.analysing) return refuse(task, event.type, "illegal");
@@ -160,6 +160,10 @@ export function telegramTransition(task: TaskSnapshot, event: TelegramEvent): Tr
 
     case "dev.finished": {
       if (status !== "running") return refuse(task, event.type, "illegal");
+      if (event.overBudget) {
+        const { spentUsd, budgetUsd } = event.overBudget;
+        return budgetTransition(task, { type: "budget.exceeded", spentUsd, budgetUsd, step: "review" });
+      }
       const jobId = followUpJobId(task.id, "review", task.version + 1);
       return ok(task, {}, [
         enqueue(jobRequest(QUEUE.review, { v: 1, taskId: task.id, kind: "diff", round: task.round }, jobId)),

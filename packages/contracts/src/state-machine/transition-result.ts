@@ -16,6 +16,8 @@ export type RefusalReason =
   | "turn-limit"
   | "finished"
   | "wrong-source"
+  /** A conditional write (a sweep's repair) found the task changed since it looked: nothing written. */
+  | "moved-on"
   | "illegal";
 
 export type TransitionResult =

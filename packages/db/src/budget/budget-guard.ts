@@ -27,27 +27,34 @@ export async function stopIfOverBudget(
   taskId: number,
   step: BudgetStep,
 ): Promise<BudgetVerdict> {
-  const task = await deps.repos.tasks.findById(taskId);
-  // Gitea commands have no budget yet; a missing task is the caller's own clear error.
-  if (!task || task.source !== "telegram" || task.budgetUsd === null) return { proceed: true };
-  const { costUsd } = await deps.repos.traces.tracesSummary(taskId);
-  const check = checkBudget(costUsd, task.budgetUsd);
-  if (!check.exceeded) return { proceed: true };
+  const passed = await budgetPassed(deps.repos, taskId);
+  if (!passed) return { proceed: true };
   try {
-    await deps.transition(taskId, {
-      type: "budget.exceeded",
-      spentUsd: round(costUsd),
-      budgetUsd: check.budgetUsd,
-      step,
-    });
-    return { proceed: false, spentUsd: check.spentUsd, budgetUsd: check.budgetUsd, paused: true };
+    await deps.transition(taskId, { type: "budget.exceeded", ...passed, step });
+    return { proceed: false, ...passed, paused: true };
   } catch (err) {
     // Cancelled or already paused meanwhile: the run must not start either way.
     if (err instanceof IllegalTransitionError) {
-      return { proceed: false, spentUsd: check.spentUsd, budgetUsd: check.budgetUsd, paused: false };
+      return { proceed: false, ...passed, paused: false };
     }
     throw err;
   }
+}
+
+/**
+ * The task's spend and budget when the spend so far is past the budget, else undefined. A step
+ * that just spent (a dev round) asks before it reports, so the next one waits for the person.
+ */
+export async function budgetPassed(
+  repos: BudgetGuardDeps["repos"],
+  taskId: number,
+): Promise<{ spentUsd: number; budgetUsd: number } | undefined> {
+  const task = await repos.tasks.findById(taskId);
+  // Gitea commands have no budget yet; a missing task is the caller's own clear error.
+  if (!task || task.source !== "telegram" || task.budgetUsd === null) return undefined;
+  const { costUsd } = await repos.traces.tracesSummary(taskId);
+  const check = checkBudget(costUsd, task.budgetUsd);
+  return check.exceeded ? { spentUsd: round(costUsd), budgetUsd: check.budgetUsd } : undefined;
 }
 
 /** Cents are what the person reads; keep the stored event free of float noise. */

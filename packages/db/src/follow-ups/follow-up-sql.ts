@@ -12,6 +12,12 @@ import { camelRow, prismaLikeTypes, requireSqlPool } from "../sql/sql-pool.ts";
 /** A task waiting on a job, with its newest follow-up on the step's queues. */
 export interface AwaitedFollowUp {
   taskId: number;
+  /**
+   * The task's version when it was read with its follow-up: a repair settles the task only while
+   * it is unchanged (`expectVersion`), since any transition since (the step reporting back, a
+   * newer follow-up) moves it.
+   */
+  taskVersion: number;
   followUp: FollowUp;
 }
 
@@ -20,7 +26,7 @@ const LIST_UNDISPATCHED = `SELECT * FROM follow_ups
   ORDER BY id LIMIT $2`;
 
 /** Each task's newest follow-up on the queues $1, for the tasks the WHERE clause picks. */
-const newestFollowUp = (taskWhere: string) => `SELECT f.* FROM tasks t
+const newestFollowUp = (taskWhere: string) => `SELECT f.*, t.version AS awaited_task_version FROM tasks t
   CROSS JOIN LATERAL (SELECT * FROM follow_ups f WHERE f.task_id = t.id AND f.queue = ANY($1::text[])
     ORDER BY f.id DESC LIMIT 1) f
   WHERE ${taskWhere}
@@ -34,26 +40,32 @@ const AWAITING_POSTMORTEM = newestFollowUp(`t.status IN ('failed', 'timeout')
     AND NOT EXISTS (SELECT 1 FROM notifications n
       WHERE n.task_id = t.id AND n.template = ANY($3::text[]) AND n.created_at >= f.created_at)`);
 
-async function followUps(prisma: PrismaClient, name: string, text: string, values: unknown[]): Promise<FollowUp[]> {
-  const { rows } = await requireSqlPool(prisma).query({ name, text, values, types: prismaLikeTypes });
-  return rows.map((row: Record<string, unknown>) => camelRow<FollowUp>(row));
+async function queryRows(prisma: PrismaClient, name: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
+  return (await requireSqlPool(prisma).query({ name, text, values, types: prismaLikeTypes })).rows as Record<string, unknown>[];
 }
 
-const awaited = (rows: FollowUp[]): AwaitedFollowUp[] => rows.map((followUp) => ({ taskId: followUp.taskId, followUp }));
+async function awaited(prisma: PrismaClient, name: string, text: string, values: unknown[]): Promise<AwaitedFollowUp[]> {
+  return (await queryRows(prisma, name, text, values)).map(({ awaited_task_version: taskVersion, ...row }) => {
+    const followUp = camelRow<FollowUp>(row);
+    return { taskId: followUp.taskId, taskVersion: Number(taskVersion), followUp };
+  });
+}
 
 /** Not yet dispatched and created at or before `createdBy`, oldest first. */
 export function listUndispatchedFollowUps(prisma: PrismaClient, createdBy: Date, limit: number): Promise<FollowUp[]> {
-  return followUps(prisma, "rt-follow-ups-undispatched", LIST_UNDISPATCHED, [createdBy.toISOString(), limit]);
+  return queryRows(prisma, "rt-follow-ups-undispatched", LIST_UNDISPATCHED, [createdBy.toISOString(), limit]).then((rows) =>
+    rows.map((row) => camelRow<FollowUp>(row)),
+  );
 }
 
 /** Tasks in `collecting` with an analysis running, with their newest analyst follow-up. */
 export async function listAwaitingAnalysis(prisma: PrismaClient): Promise<AwaitedFollowUp[]> {
-  return awaited(await followUps(prisma, "rt-awaiting-analysis", AWAITING_ANALYSIS, [[QUEUE.analyst]]));
+  return awaited(prisma, "rt-awaiting-analysis", AWAITING_ANALYSIS, [[QUEUE.analyst]]);
 }
 
 /** Telegram tasks `approved` or `running`, with their newest dev-or-review follow-up. */
 export async function listAwaitingDevOrReview(prisma: PrismaClient): Promise<AwaitedFollowUp[]> {
-  return awaited(await followUps(prisma, "rt-awaiting-dev-review", AWAITING_DEV_OR_REVIEW, [[QUEUE.dev, QUEUE.review]]));
+  return awaited(prisma, "rt-awaiting-dev-review", AWAITING_DEV_OR_REVIEW, [[QUEUE.dev, QUEUE.review]]);
 }
 
 /**
@@ -66,5 +78,5 @@ export async function listAwaitingPostmortem(
   sentTemplates: readonly string[],
 ): Promise<AwaitedFollowUp[]> {
   const values = [[QUEUE.postmortem], since.toISOString(), [...sentTemplates]];
-  return awaited(await followUps(prisma, "rt-awaiting-postmortem", AWAITING_POSTMORTEM, values));
+  return awaited(prisma, "rt-awaiting-postmortem", AWAITING_POSTMORTEM, values);
 }

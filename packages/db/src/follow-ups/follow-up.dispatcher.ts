@@ -1,7 +1,7 @@
 import type { AnyJobRequest } from "@ratatoskr/contracts";
 import type { FollowUp, PrismaClient } from "../../generated/client.ts";
 import { createDispatchMarks, markDispatchedWriter } from "./dispatch-marks.ts";
-import { toJobRequest } from "./follow-up-job.ts";
+import { packFollowUps, toJobRequest } from "./follow-up-job.ts";
 import { listUndispatchedFollowUps } from "./follow-up-sql.ts";
 
 /** Subset of pino's Logger the dispatcher uses. */
@@ -15,9 +15,10 @@ export interface FollowUpDispatcherOptions {
   /** Puts one job on its queue; must add with `jobId` so a repeated enqueue is a no-op. */
   enqueue: (request: AnyJobRequest) => Promise<void>;
   /**
-   * Puts many jobs on their queues in one round trip per queue, all or nothing (same ids as
-   * `enqueue`). When given, a dispatch of several rows tries it first and falls back to one
-   * `enqueue` per row if it fails, so one bad row never holds up the rest.
+   * Puts many jobs on their queues in one round trip per queue, all or nothing. When given, a
+   * dispatch of several rows tries it first — with the rows' Telegram messages packed several to
+   * a notify job — and falls back to one `enqueue` per row (its own job) if it fails, so one bad
+   * row never holds up the rest.
    */
   enqueueBulk?: (requests: readonly AnyJobRequest[]) => Promise<void>;
   logger?: DispatchLogger;
@@ -40,8 +41,6 @@ export interface FollowUpDispatcher {
   dispatch(followUps: readonly FollowUp[]): Promise<DispatchResult>;
   /** Re-enqueue follow-ups whose dispatch was lost (a crash between commit and enqueue). */
   reconcile(options?: ReconcileOptions): Promise<DispatchResult>;
-  /** Runs reconcile now and then every `intervalMs`; the returned function stops it and waits for a pass in flight. */
-  startReconciler(options: ReconcileOptions & { intervalMs: number }): () => Promise<void>;
 }
 
 const DEFAULT_OLDER_THAN_MS = 30_000;
@@ -59,7 +58,7 @@ export function createFollowUpDispatcher({
 
   async function dispatch(followUps: readonly FollowUp[]): Promise<DispatchResult> {
     if (enqueueBulk && followUps.length > 1) {
-      const sent = await enqueueBulk(followUps.map(toJobRequest)).then(
+      const sent = await enqueueBulk(packFollowUps(followUps)).then(
         () => true,
         () => false,
       );
@@ -95,28 +94,5 @@ export function createFollowUpDispatcher({
     return dispatch(await listUndispatchedFollowUps(prisma, new Date(Date.now() - olderThanMs), limit));
   }
 
-  function startReconciler({
-    intervalMs,
-    ...options
-  }: ReconcileOptions & { intervalMs: number }): () => Promise<void> {
-    let stopped = false;
-    let timer: NodeJS.Timeout | undefined;
-    let pass: Promise<void> = Promise.resolve();
-    const tick = () => {
-      pass = reconcile(options)
-        .then(() => undefined)
-        .catch((error: unknown) => logger.error({ err: error }, "follow-up reconcile pass failed"))
-        .finally(() => {
-          if (!stopped) timer = setTimeout(tick, intervalMs);
-        });
-    };
-    timer = setTimeout(tick, 0);
-    return async () => {
-      stopped = true;
-      clearTimeout(timer);
-      await pass;
-    };
-  }
-
-  return { dispatch, reconcile, startReconciler };
+  return { dispatch, reconcile };
 }

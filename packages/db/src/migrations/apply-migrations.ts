@@ -18,7 +18,7 @@ export interface ApplyMigrationsOptions {
 }
 
 /** The table exactly as Prisma's schema engine creates it, so `prisma migrate deploy` reads ours. */
-const PRISMA_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+export const PRISMA_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
     "id"                    VARCHAR(36) PRIMARY KEY NOT NULL,
     "checksum"              VARCHAR(64) NOT NULL,
     "finished_at"           TIMESTAMPTZ,

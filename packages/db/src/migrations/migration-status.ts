@@ -6,7 +6,7 @@ import { readMigrationFiles, type MigrationFile } from "./migration-files.ts";
 export class DatabaseNotReadyError extends Error {
   override readonly name = "DatabaseNotReadyError";
   constructor(
-    readonly reason: "unreachable" | "missing-database" | "not-migrated" | "changed-migration",
+    readonly reason: "unreachable" | "refused-credentials" | "missing-database" | "not-migrated" | "changed-migration",
     message: string,
   ) {
     super(message);
@@ -80,6 +80,12 @@ export function createMigrationCheck(options: {
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code === PG_UNDEFINED_TABLE) rows = [];
+      // Class 28, invalid authorization (a wrong password, an unknown role): waiting will not fix it.
+      else if (code?.startsWith("28"))
+        throw new DatabaseNotReadyError(
+          "refused-credentials",
+          `Postgres at ${describePostgres(options.connectionString)} refused the credentials (${error instanceof Error ? error.message : code}); fix the user or password in DATABASE_URL`,
+        );
       else if (code === PG_MISSING_DATABASE)
         throw new DatabaseNotReadyError(
           "missing-database",

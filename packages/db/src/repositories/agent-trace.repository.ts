@@ -17,6 +17,8 @@ export interface AgentTraceRecord {
   error?: string | null;
   startedAt: Date;
   endedAt?: Date | null;
+  /** The queue job that ran it (`<taskId>-<step>-<seq>`), so a retry of the job finds it. */
+  jobId?: string | null;
 }
 
 /** What all agent runs of a task added up to (P5): `/status N` and the budget check read it. */
@@ -37,6 +39,7 @@ export interface StartedRun {
   serverUrl: string;
   model?: string | null;
   startedAt: Date;
+  jobId?: string | null;
 }
 
 /** The columns a run's report fills, whether it is recorded at once or completes a started trace. */
@@ -72,6 +75,7 @@ export class AgentTraceRepository {
         serverUrl: trace.serverUrl ?? null,
         startedAt: trace.startedAt,
         endedAt: trace.endedAt ?? null,
+        jobId: trace.jobId ?? null,
       },
     });
   }
@@ -102,6 +106,18 @@ export class AgentTraceRepository {
   listUnfinished(taskId: number, agent: string): Promise<AgentTrace[]> {
     return this.db.agentTrace.findMany({
       where: { taskId, agent, endedAt: null },
+      orderBy: [{ startedAt: "desc" }, { id: "desc" }],
+    });
+  }
+
+  /**
+   * The newest run of `agent` that job `jobId` saw to its end with one of `outcomes`: an earlier
+   * attempt of the same job finished it and died before the job reported, so the retry reuses
+   * it instead of paying for the run again.
+   */
+  findFinished(taskId: number, agent: string, jobId: string, outcomes: readonly string[]): Promise<AgentTrace | null> {
+    return this.db.agentTrace.findFirst({
+      where: { taskId, agent, jobId, endedAt: { not: null }, outcome: { in: [...outcomes] } },
       orderBy: [{ startedAt: "desc" }, { id: "desc" }],
     });
   }

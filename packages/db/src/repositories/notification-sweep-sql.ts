@@ -5,13 +5,6 @@ import type pg from "pg";
  * its query compiler into an idle process (~10 MB of RSS). JS instants go in as UTC text cast to
  * `timestamp`, as Prisma writes them; the left-behind search uses database time, as before.
  */
-const LIST_STALE_PENDING = `SELECT id FROM notifications
-  WHERE status IN ('pending', 'sending') AND channel = 'telegram' AND created_at < $1::timestamp
-  ORDER BY id LIMIT $2`;
-
-const SETTLE_STALE_SENDING = `UPDATE notifications SET status = 'uncertain', uncertain_at = $2::timestamp, error = $3
-  WHERE status = 'sending' AND claimed_at < $1::timestamp`;
-
 const NOW = `(now() AT TIME ZONE 'UTC')`;
 /** $1: claimed before (ms ago), $2: stored before (ms ago), $3: limit. */
 const LIST_CHATS_LEFT_BEHIND = `
@@ -32,24 +25,6 @@ const LIST_CHATS_LEFT_BEHIND = `
 
 export class NotificationSweepSql {
   constructor(private readonly pool: pg.Pool) {}
-
-  async listStalePending(storedBefore: Date, limit: number): Promise<number[]> {
-    const { rows } = await this.pool.query<{ id: number }>({
-      name: "rt-notifications-stale-pending",
-      text: LIST_STALE_PENDING,
-      values: [storedBefore.toISOString(), limit],
-    });
-    return rows.map((row) => row.id);
-  }
-
-  async settleStaleSending(claimedBefore: Date, error: string): Promise<number> {
-    const result = await this.pool.query({
-      name: "rt-notifications-settle-stale",
-      text: SETTLE_STALE_SENDING,
-      values: [claimedBefore.toISOString(), new Date().toISOString(), error],
-    });
-    return result.rowCount ?? 0;
-  }
 
   async listChatsLeftBehind(claimedBeforeMs: number, pendingBeforeMs: number, limit: number): Promise<number[]> {
     const { rows } = await this.pool.query<{ chat_id: string }>({

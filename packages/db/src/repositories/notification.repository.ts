@@ -1,12 +1,26 @@
-import { Prisma, type Notification } from "../../generated/client.ts";
+import { Prisma, type Notification, type PrismaClient } from "../../generated/client.ts";
 import type pg from "pg";
 import type { DbClient } from "../database.ts";
 import { NotificationSql, type ChatHead } from "./notification-sql.ts";
+import { LIST_STALE_PENDING, MARK_UNCERTAIN, SETTLE_STALE_SENDING } from "./notification-repair-sql.ts";
 import { NotificationSweepSql } from "./notification-sweep-sql.ts";
 
 export type { ChatHead } from "./notification-sql.ts";
 
 export type NotificationStatus = "pending" | "sending" | "sent" | "failed" | "dropped" | "uncertain";
+
+/** Where a message stands, without its content. */
+export interface NotificationState {
+  id: number;
+  status: NotificationStatus;
+  chatId: number | null;
+}
+
+/** What the stale-sending sweep settled: the messages it put back to be resent, and how many became uncertain. */
+export interface StaleSendingSettled {
+  resend: Array<{ id: number; chatId: number }>;
+  uncertain: number;
+}
 
 /** What became of a send that may or may not have reached the chat. */
 export type UncertainOutcome = "resend" | "uncertain";
@@ -15,6 +29,8 @@ export interface NewNotification {
   taskId?: number | null;
   channel: "telegram" | "gitea";
   chatId?: number | bigint | null;
+  /** The chat's forum topic to send into (message_thread_id); none: the chat, or its General topic. */
+  threadId?: number | null;
   template: string;
   params: Prisma.InputJsonObject;
   replyMarkup?: Prisma.InputJsonValue | null;
@@ -32,7 +48,7 @@ export class NotificationRepository {
   /** `pool`: the pg pool under the client, for the notifier's per-message statements. */
   constructor(
     private readonly db: DbClient,
-    pool?: pg.Pool,
+    private readonly pool?: pg.Pool,
   ) {
     this.sql = pool ? new NotificationSql(pool) : undefined;
     this.sweepSql = pool ? new NotificationSweepSql(pool) : undefined;
@@ -46,9 +62,26 @@ export class NotificationRepository {
         ...rest,
         taskId: rest.taskId ?? null,
         chatId: rest.chatId ?? null,
+        threadId: rest.threadId ?? null,
         ...(replyMarkup ? { replyMarkup } : {}),
       },
     });
+  }
+
+  /**
+   * `create`, unless the task already has a message with one of `templates` stored at or after
+   * `since`: the check and the insert run under the task's row lock, so two writers (a handler and
+   * a sweep's repair) cannot both add one. Null when one was there.
+   */
+  async createUnlessSince(input: NewNotification & { taskId: number }, templates: readonly string[], since: Date): Promise<Notification | null> {
+    const write = async (tx: DbClient) => {
+      await tx.$queryRaw`SELECT id FROM tasks WHERE id = ${input.taskId} FOR UPDATE`;
+      const repo = new NotificationRepository(tx);
+      if (await repo.findForTaskSince(input.taskId, templates, since)) return null;
+      return repo.create(input);
+    };
+    // A client already in a transaction has no $transaction of its own.
+    return "$transaction" in this.db ? (this.db as unknown as PrismaClient).$transaction(write) : write(this.db);
   }
 
   /**
@@ -65,6 +98,17 @@ export class NotificationRepository {
   findById(id: number): Promise<Notification | null> {
     if (this.sql) return this.sql.findById(id);
     return this.db.notification.findUnique({ where: { id } });
+  }
+
+  /** Status and chat of each of `ids` that exists (one statement): what a job checks of messages it did not send itself. */
+  async findStates(ids: readonly number[]): Promise<NotificationState[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.query<{ id: number; status: NotificationStatus; chat_id: string | null }>(
+      "rt-notification-states",
+      "SELECT id, status, chat_id::text FROM notifications WHERE id = ANY($1::int[])",
+      [[...ids]],
+    );
+    return rows.map((row) => ({ id: row.id, status: row.status, chatId: row.chat_id === null ? null : Number(row.chat_id) }));
   }
 
   /** Atomically pending → sending; null when another notifier has it or it was already handled. */
@@ -128,34 +172,31 @@ export class NotificationRepository {
   }
 
   /**
-   * A `sending` message may have reached the chat (timeout, reset after the request went out, a
-   * sender that died mid-send). With `resendOnce` and no earlier doubt it goes back to pending,
+   * A send that may have reached the chat (timeout, reset after the request went out, a sender
+   * that died mid-send) is settled in one conditional write, and only while the row is still the
+   * claim that was observed (`sending`, with the same attempt count: a send that finished, or a
+   * newer claim, is left alone). With `resendOnce` and no earlier doubt it goes back to pending,
    * marked so it is sent once more as "(resent)"; otherwise it settles as `uncertain`, never
    * resent. `sentMessageIds`: the parts of a long text that certainly went out (a resend resumes
-   * after them). Null when it was not `sending` (someone else settled it).
+   * after them). Null when the row is no longer that claim.
    */
   async markUncertain(
-    id: number,
+    claim: Pick<Notification, "id" | "attempts">,
     error: string,
     resendOnce: boolean,
     sentMessageIds?: readonly (number | bigint)[],
   ): Promise<UncertainOutcome | null> {
-    const now = new Date();
-    const parts = sentMessageIds ? { sentMessageIds: sentMessageIds.map(BigInt) } : {};
-    if (resendOnce) {
-      const { count } = await this.db.notification.updateMany({
-        where: { id, status: "sending", uncertainAt: null },
-        data: { status: "pending", uncertainAt: now, error, ...parts },
-      });
-      if (count === 1) return "resend";
-    }
-    const { count } = await this.db.notification.updateMany({
-      where: { id, status: "sending" },
-      data: { status: "uncertain", error, ...parts },
-    });
-    if (count === 0) return null;
-    await this.db.notification.updateMany({ where: { id, uncertainAt: null }, data: { uncertainAt: now } });
-    return "uncertain";
+    const parts = sentMessageIds ? sentMessageIds.map(String) : null;
+    const rows = await this.query<{ status: string }>("rt-notification-uncertain", MARK_UNCERTAIN, [
+      claim.id,
+      claim.attempts,
+      resendOnce,
+      error,
+      parts,
+    ]);
+    const status = rows[0]?.status;
+    if (status === undefined) return null;
+    return status === "pending" ? "resend" : "uncertain";
   }
 
   /** Permanent failure: never retried. */
@@ -169,22 +210,16 @@ export class NotificationRepository {
   }
 
   /**
-   * Ids of messages still unsettled (pending, or left `sending`) well after they were stored:
-   * their notify job was never queued or was lost with Redis, so the notifier queues them itself.
+   * Messages still unsettled (pending, or left `sending`) well after they were stored, with their
+   * chats: their notify job was never queued or was lost with Redis, so the notifier queues them itself.
    */
-  async listStalePending(olderThanMs: number, limit = 100): Promise<number[]> {
-    if (this.sweepSql) return this.sweepSql.listStalePending(new Date(Date.now() - olderThanMs), limit);
-    const rows = await this.db.notification.findMany({
-      where: {
-        status: { in: ["pending", "sending"] },
-        channel: "telegram",
-        createdAt: { lt: new Date(Date.now() - olderThanMs) },
-      },
-      orderBy: { id: "asc" },
-      take: limit,
-      select: { id: true },
-    });
-    return rows.map((row) => row.id);
+  async listStalePending(olderThanMs: number, limit = 100): Promise<Array<{ id: number; chatId: number }>> {
+    const storedBefore = new Date(Date.now() - olderThanMs).toISOString();
+    const rows = await this.query<{ id: number; chat_id: string }>("rt-notifications-stale-pending", LIST_STALE_PENDING, [
+      storedBefore,
+      limit,
+    ]);
+    return rows.map((row) => ({ id: row.id, chatId: Number(row.chat_id) }));
   }
 
   /**
@@ -221,18 +256,32 @@ export class NotificationRepository {
 
   /**
    * Last resort for messages left in `sending` long ago that no drain settled (a chat's drain
-   * settles them first): whether they went out is unknown, and resending could duplicate them,
-   * so they become `uncertain`.
+   * settles them first): whether they went out is unknown. One conditional write, so a send that
+   * finishes while it runs is left as that send recorded it: a must-deliver Telegram message not
+   * resent before goes back to pending, to be sent once more marked "(resent)" (its notify job
+   * is queued again by the unqueued-pending sweep); the rest — the `droppable` templates, one
+   * already resent, a Gitea row — become `uncertain`.
    */
-  async settleStaleSending(olderThanMs: number): Promise<number> {
-    const claimedBefore = new Date(Date.now() - olderThanMs);
-    const error = "notifier stopped mid-send; delivery unknown";
-    if (this.sweepSql) return this.sweepSql.settleStaleSending(claimedBefore, error);
-    const { count } = await this.db.notification.updateMany({
-      where: { status: "sending", claimedAt: { lt: claimedBefore } },
-      data: { status: "uncertain", uncertainAt: new Date(), error },
-    });
-    return count;
+  async settleStaleSending(
+    olderThanMs: number,
+    droppable: readonly string[],
+  ): Promise<StaleSendingSettled> {
+    const claimedBefore = new Date(Date.now() - olderThanMs).toISOString();
+    const rows = await this.query<{ id: number; status: string; chat_id: string | null }>(
+      "rt-notifications-settle-stale",
+      SETTLE_STALE_SENDING,
+      [claimedBefore, [...droppable], "notifier stopped mid-send; delivery unknown"],
+    );
+    const resend = rows
+      .filter((row) => row.status === "pending")
+      .map((row) => ({ id: row.id, chatId: Number(row.chat_id) }));
+    return { resend, uncertain: rows.length - resend.length };
+  }
+
+  /** One statement on the pg pool when there is one (no trip through Prisma's compiler), else through Prisma. */
+  private async query<R>(name: string, text: string, values: unknown[]): Promise<R[]> {
+    if (this.pool) return (await this.pool.query({ name, text, values })).rows as R[];
+    return this.db.$queryRawUnsafe<R[]>(text, ...values);
   }
 
   private async settle(

@@ -13,14 +13,12 @@ import { TaskEventRepository } from "./task-event.repository.ts";
 import { TaskRepository } from "./task.repository.ts";
 import { sqlPoolOf } from "../sql/sql-pool.ts";
 import { TelegramUpdateRepository } from "./telegram-update.repository.ts";
-import { WebhookDeliveryRepository } from "./webhook-delivery.repository.ts";
 
 export interface Repositories {
   tasks: TaskRepository;
   turns: DialogueTurnRepository;
   traces: AgentTraceRepository;
   events: TaskEventRepository;
-  deliveries: WebhookDeliveryRepository;
   notifications: NotificationRepository;
   sweepCursors: GiteaSweepCursorRepository;
   telegramUpdates: TelegramUpdateRepository;
@@ -40,7 +38,6 @@ export function createRepositories(prisma: PrismaClient): Repositories {
     turns: new DialogueTurnRepository(prisma),
     traces: new AgentTraceRepository(prisma),
     events: new TaskEventRepository(prisma),
-    deliveries: new WebhookDeliveryRepository(prisma),
     notifications: new NotificationRepository(prisma, pool),
     sweepCursors: new GiteaSweepCursorRepository(prisma),
     telegramUpdates: new TelegramUpdateRepository(prisma, pool),

@@ -10,6 +10,8 @@ export type LinePlace = Pick<Task, "id" | "status" | "commandKind" | "version">;
 export interface NewTelegramTask {
   chatId: number | bigint;
   userId?: number | bigint | null;
+  /** The forum topic the request came from: the task's messages go back there. */
+  threadId?: number | null;
   locale?: string | null;
   maxTurns: number;
   maxRounds: number;
@@ -25,7 +27,7 @@ export interface NewGiteaTask {
   commandKind: GiteaCommandKind;
   commandMessage?: string | null;
   requesterLogin: string;
-  /** The `/agent` comment; unique, so one comment makes one task. */
+  /** The `/agent` comment; unique with the repository, so one comment makes one task. */
   commentId: number | bigint;
   maxRounds: number;
   /** Gitea commands have no dialogue; only plan iterations count turns. */
@@ -71,6 +73,7 @@ export class TaskRepository {
         status: "draft",
         chatId: input.chatId,
         userId: input.userId ?? null,
+        threadId: input.threadId ?? null,
         locale: input.locale ?? null,
         maxTurns: input.maxTurns,
         maxRounds: input.maxRounds,
@@ -108,8 +111,9 @@ export class TaskRepository {
     return this.db.task.findUnique({ where: { id } });
   }
 
-  findByCommentId(commentId: number | bigint): Promise<Task | null> {
-    return this.db.task.findUnique({ where: { commentId } });
+  /** The task of an `/agent` comment: a comment is known by its repository and its id. */
+  findByComment(repoOwner: string, repoName: string, commentId: number | bigint): Promise<Task | null> {
+    return this.db.task.findUnique({ where: { repoOwner_repoName_commentId: { repoOwner, repoName, commentId } } });
   }
 
   /** The task free text in this chat belongs to: the latest started one, unless it finished. */

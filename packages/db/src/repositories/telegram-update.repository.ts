@@ -7,6 +7,8 @@ export interface IncomingUpdate {
   chatId: number | null;
   /** The update's JSON as received. */
   payload: string;
+  /** Set for an update refused at the door (nested too deep…): stored as poison, never handled. */
+  poison?: string;
 }
 
 export interface ClaimedUpdate {
@@ -32,8 +34,9 @@ const toClaimed = (row: ClaimedRow): ClaimedUpdate => ({
 });
 
 const ACCEPT_SQL = `
-  INSERT INTO telegram_updates (update_id, chat_id, payload)
-  SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[])
+  INSERT INTO telegram_updates (update_id, chat_id, payload, status, error, handled_at)
+  SELECT u, c, p, CASE WHEN e IS NULL THEN 'pending' ELSE 'poison' END, e, CASE WHEN e IS NULL THEN NULL ELSE now() END
+  FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[]) AS i(u, c, p, e)
   ON CONFLICT (update_id) DO NOTHING`;
 
 const CLAIM_COLUMNS = "RETURNING update_id, chat_id, payload, attempts";
@@ -87,15 +90,16 @@ export class TelegramUpdateRepository {
     const ids = updates.map((u) => String(u.updateId));
     const chats = updates.map((u) => (u.chatId === null ? null : String(u.chatId)));
     const payloads = updates.map((u) => u.payload);
+    const poison = updates.map((u) => u.poison?.slice(0, 1_000) ?? null);
     if (this.pool) {
       const result = await this.pool.query({
         name: "rt-tg-accept",
         text: ACCEPT_SQL,
-        values: [ids, chats, payloads],
+        values: [ids, chats, payloads, poison],
       });
       return result.rowCount ?? 0;
     }
-    return this.db.$executeRawUnsafe(ACCEPT_SQL, ids, chats, payloads);
+    return this.db.$executeRawUnsafe(ACCEPT_SQL, ids, chats, payloads, poison);
   }
 
   /** Plain SQL on the pg pool when there is one (no Prisma on the inbox's hot path), else Prisma. */

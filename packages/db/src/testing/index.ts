@@ -1,2 +1,3 @@
 /** Per-test-file database isolation for vitest (imports vitest: never from production code). */
 export * from "./test-database.ts";
+export { SchemaTemplate } from "./schema-template.ts";

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createDatabase, type Database } from "../database.ts";
-import { applyMigrations } from "../migrations/apply-migrations.ts";
+import { SchemaTemplate } from "./schema-template.ts";
 import pg from "pg";
 import { inject } from "vitest";
 
@@ -19,15 +19,20 @@ export function testSchemaName(): string {
   return `t_${randomBytes(6).toString("hex")}`;
 }
 
+/** This process's copy of the committed migrations as one script, read once. */
+let template: Promise<SchemaTemplate> | undefined;
+
 /**
  * A migrated, empty schema of its own for one test file:
- * `const t = await createTestDatabase()` in beforeAll, `await t.drop()` in afterAll.
+ * `const t = await createTestDatabase()` in beforeAll, `await t.drop()` in afterAll. It is a copy
+ * of the schema template (the committed migrations as one script, one round trip) rather than a
+ * migration run per file.
  */
 export async function createTestDatabase(
   connectionString: string = inject("databaseUrl"),
 ): Promise<TestDatabase> {
   const schema = testSchemaName();
-  await applyMigrations({ connectionString, schema });
+  await (await (template ??= SchemaTemplate.load())).copyInto(connectionString, schema);
   const db = createDatabase({ connectionString, schema });
   return {
     connectionString,

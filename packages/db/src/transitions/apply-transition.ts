@@ -4,7 +4,7 @@ import type { DbClient } from "../database.ts";
 import { sqlPoolOf } from "../sql/sql-pool.ts";
 import { applyTransitionSql, forgetTaskRow } from "./sql-transition.ts";
 import { planTransition, type TransitionPlan } from "./transition-plan.ts";
-import { TaskNotFoundError, type AppliedTransition, type TaskPatch } from "./transition-types.ts";
+import { assertExpectedVersion, TaskNotFoundError, type AppliedTransition, type TaskPatch } from "./transition-types.ts";
 
 export { TaskNotFoundError, type AppliedTransition, type TaskPatch };
 
@@ -12,6 +12,12 @@ export interface ApplyTransitionOptions {
   patch?: TaskPatch;
   /** More writes that must commit or roll back with the transition (e.g. marking turns analysed). */
   alongside?: (tx: DbClient) => Promise<void>;
+  /**
+   * Writes only if the task is still at this version (what a sweep saw when it judged the task):
+   * one conditional write. Otherwise nothing is written and IllegalTransitionError "moved-on" is
+   * thrown.
+   */
+  expectVersion?: number;
 }
 
 /**
@@ -32,7 +38,7 @@ export async function applyTransition(
   options: ApplyTransitionOptions = {},
 ): Promise<AppliedTransition> {
   const pool = sqlPoolOf(prisma);
-  if (pool && !options.alongside) return applyTransitionSql(pool, taskId, event, options.patch);
+  if (pool && !options.alongside) return applyTransitionSql(pool, taskId, event, options.patch, options.expectVersion);
   if (pool) forgetTaskRow(pool, taskId);
   return applyTransitionPrisma(prisma, taskId, event, options);
 }
@@ -48,6 +54,7 @@ async function applyTransitionPrisma(
     const locked = await tx.$queryRaw<{ id: number }[]>`SELECT id FROM tasks WHERE id = ${taskId} FOR UPDATE`;
     if (locked.length === 0) throw new TaskNotFoundError(taskId);
     const row = await tx.task.findUniqueOrThrow({ where: { id: taskId } });
+    assertExpectedVersion(row, event, options.expectVersion);
     const plan = planTransition(row, event, new Date());
 
     const task = await tx.task.update({

@@ -58,6 +58,7 @@ export function applyTransitionSql(
   taskId: number,
   event: TaskEvent,
   patch: TaskPatch = {},
+  expectVersion?: number,
 ): Promise<AppliedTransition> {
-  return batcherOf(pool)({ taskId, event, patch });
+  return batcherOf(pool)({ taskId, event, patch, expectVersion });
 }

@@ -5,7 +5,7 @@ import { camelRow, prismaLikeTypes } from "../sql/sql-pool.ts";
 import type { TaskRowCache } from "./task-row-cache.ts";
 import type { TransitionRequest } from "./transition-batch.ts";
 import { planTransition } from "./transition-plan.ts";
-import { TaskNotFoundError, type AppliedTransition, type TaskPatch } from "./transition-types.ts";
+import { assertExpectedVersion, TaskNotFoundError, type AppliedTransition, type TaskPatch } from "./transition-types.ts";
 import { toFollowUp, writeQuery, type FollowUpJson } from "./transition-write.ts";
 
 const READ = "SELECT * FROM tasks WHERE id = $1";
@@ -37,7 +37,9 @@ async function write(
   row: Task,
   event: TaskEvent,
   patch: TaskPatch,
+  expectVersion: number | undefined,
 ): Promise<AppliedTransition | undefined> {
+  assertExpectedVersion(row, event, expectVersion);
   const now = new Date();
   // Throws IllegalTransitionError before anything is written.
   const plan = planTransition(row, event, now);
@@ -61,9 +63,9 @@ async function write(
 export async function applyAlone(
   pool: pg.Pool,
   cache: TaskRowCache,
-  { taskId, event, patch }: TransitionRequest,
+  { taskId, event, patch, expectVersion }: TransitionRequest,
 ): Promise<AppliedTransition> {
-  const applied = await applyOnConnection(pool, taskId, event, patch);
+  const applied = await applyOnConnection(pool, taskId, event, patch, expectVersion);
   cache.set(applied.task);
   return applied;
 }
@@ -73,17 +75,18 @@ async function applyOnConnection(
   taskId: number,
   event: TaskEvent,
   patch: TaskPatch,
+  expectVersion: number | undefined,
 ): Promise<AppliedTransition> {
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
     for (let i = 0; i < OPTIMISTIC_TRIES; i++) {
-      const applied = await write(client, await readTask(client, taskId, false), event, patch);
+      const applied = await write(client, await readTask(client, taskId, false), event, patch, expectVersion);
       if (applied) return applied;
     }
     await client.query("BEGIN");
     try {
-      const applied = await write(client, await readTask(client, taskId, true), event, patch);
+      const applied = await write(client, await readTask(client, taskId, true), event, patch, expectVersion);
       // The row is locked: its version cannot have moved.
       if (!applied) throw new Error(`task ${taskId} changed under its row lock`);
       await client.query("COMMIT");

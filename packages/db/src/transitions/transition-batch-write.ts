@@ -82,8 +82,9 @@ WITH i AS (
     AS u(task_id, ord, channel, chat_id, template, params)
   WHERE u.task_id IN (SELECT id FROM t)
 ), ni AS (
-  INSERT INTO notifications (id, task_id, channel, chat_id, template, params, created_at)
-  SELECT id, task_id, channel, chat_id, template, params, $20::timestamp FROM n
+  INSERT INTO notifications (id, task_id, channel, chat_id, thread_id, template, params, created_at)
+  SELECT n.id, n.task_id, n.channel, n.chat_id, CASE WHEN n.channel = 'telegram' THEN t.thread_id END, n.template,
+    n.params, $20::timestamp FROM n JOIN t ON t.id = n.task_id
 ), f AS (
   INSERT INTO follow_ups (task_id, queue, job_id, data, created_at)
   SELECT fu.task_id, fu.queue, fu.job_id,

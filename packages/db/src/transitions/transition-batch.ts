@@ -6,13 +6,21 @@ import { camelRow, prismaLikeTypes } from "../sql/sql-pool.ts";
 import type { TaskRowCache } from "./task-row-cache.ts";
 import { writeBatchQuery, type PlannedWrite } from "./transition-batch-write.ts";
 import { planTransition } from "./transition-plan.ts";
-import { TaskNotFoundError, type AppliedTransition, type TaskPatch } from "./transition-types.ts";
+import {
+  assertExpectedVersion,
+  movedOnSince,
+  TaskNotFoundError,
+  type AppliedTransition,
+  type TaskPatch,
+} from "./transition-types.ts";
 import { toFollowUp, writeQuery, type FollowUpJson } from "./transition-write.ts";
 
 export interface TransitionRequest {
   taskId: number;
   event: TaskEvent;
   patch: TaskPatch;
+  /** Write only while the task is at this version (a conditional repair). */
+  expectVersion?: number;
 }
 
 type WrittenRow = { follow_ups_json: FollowUpJson[] } & Record<string, unknown>;
@@ -71,10 +79,13 @@ export async function applyBatch(
   );
   const now = new Date();
   const writes: { index: number; write: PlannedWrite }[] = [];
-  requests.forEach(({ taskId, event, patch }, index) => {
+  requests.forEach(({ taskId, event, patch, expectVersion }, index) => {
     const row = rows.get(taskId);
     if (!row) return void (outcomes[index] = { refused: new TaskNotFoundError(taskId) });
     try {
+      // A remembered row may be behind; only a fresh one proves the task moved on.
+      if (movedOnSince(row, expectVersion) && !fresh.has(taskId)) return void alone.add(index);
+      assertExpectedVersion(row, event, expectVersion);
       writes.push({ index, write: { row, event, patch, plan: planTransition(row, event, now) } });
     } catch (error) {
       if (error instanceof IllegalTransitionError && !fresh.has(taskId)) alone.add(index);

@@ -52,8 +52,9 @@ WITH t AS (
   FROM t, unnest($16::text[], $17::bigint[], $18::text[], $19::jsonb[]) WITH ORDINALITY
     AS u(channel, chat_id, template, params, ord)
 ), ni AS (
-  INSERT INTO notifications (id, task_id, channel, chat_id, template, params, created_at)
-  SELECT id, $1, channel, chat_id, template, params, $12::timestamp FROM n
+  INSERT INTO notifications (id, task_id, channel, chat_id, thread_id, template, params, created_at)
+  SELECT n.id, $1, n.channel, n.chat_id, CASE WHEN n.channel = 'telegram' THEN t.thread_id END, n.template, n.params,
+    $12::timestamp FROM n, t
 ), f AS (
   INSERT INTO follow_ups (task_id, queue, job_id, data, created_at)
   SELECT $1, fu.queue, fu.job_id,

@@ -56,7 +56,7 @@ export class PushRejectedError extends GitWorkspaceError {
     readonly repo: string,
     detail: string,
   ) {
-    super(`push of ${branch} to ${repo} was rejected: the remote branch has commits we do not have (${detail}); not forcing`);
+    super(`push of ${branch} to ${repo} was rejected: the remote branch moved (someone else pushed: ${detail}); not forcing`);
   }
 }
 

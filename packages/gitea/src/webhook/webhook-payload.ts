@@ -1,3 +1,4 @@
+import { nestedDeeperThan } from "@ratatoskr/contracts";
 import { z } from "zod";
 
 /**
@@ -55,9 +56,15 @@ export type PayloadReading =
   | { kind: "invalid"; why: string }
   | { kind: "malformed" };
 
+/** Nothing Gitea sends nests this deep; deeper input is refused before anything walks it. */
+const MAX_PAYLOAD_DEPTH = 64;
+
 /**
- * Reads a delivery. Malformed means "not JSON"; JSON that is not a new issue comment (another
- * event, an edit, a review payload without `comment`) is ignored, since Gitea can send it.
+ * Reads a delivery. Malformed means "not JSON", nested past any real payload, or an
+ * `issue_comment` event without its `comment` (every IssueCommentPayload has one, whatever the
+ * action). Other events are ignored by their type, not by a missing field: a PR review arrives as
+ * `pull_request_comment` and carries no `comment` (gitea-facts.md). Edits and deletions are
+ * ignored too: only a comment's creation can be a command.
  */
 export function readDelivery(event: string | undefined, rawBody: Buffer | string): PayloadReading {
   let json: unknown;
@@ -67,13 +74,14 @@ export function readDelivery(event: string | undefined, rawBody: Buffer | string
     return { kind: "malformed" };
   }
   if (typeof json !== "object" || json === null || Array.isArray(json)) return { kind: "malformed" };
+  if (nestedDeeperThan(json, MAX_PAYLOAD_DEPTH)) return { kind: "malformed" };
   if (event !== "issue_comment") return { kind: "ignored", why: `event ${event ?? "(none)"}` };
+  const comment = (json as { comment?: unknown }).comment;
+  if (typeof comment !== "object" || comment === null || Array.isArray(comment)) return { kind: "malformed" };
   const action = (json as { action?: unknown }).action;
   if (action !== "created") return { kind: "ignored", why: `action ${String(action)}` };
   const parsed = issueCommentPayloadSchema.safeParse(json);
   if (!parsed.success) {
-    const comment = (json as { comment?: unknown }).comment;
-    if (typeof comment !== "object" || comment === null) return { kind: "ignored", why: "not a comment payload" };
     const issue = parsed.error.issues[0];
     return { kind: "invalid", why: `${issue?.path.join(".") ?? "payload"}: ${issue?.message ?? "invalid"}` };
   }

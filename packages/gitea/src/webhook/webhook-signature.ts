@@ -20,3 +20,32 @@ export function verifySignature(
   const expected = createHmac("sha256", secret).update(rawBody).digest();
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
+
+type Headers = Record<string, string | string[] | undefined>;
+
+/** What a delivery says about itself: the event, its id and its signature. */
+export interface DeliveryHeaders {
+  event: string | undefined;
+  deliveryId: string | undefined;
+  signature: string | undefined;
+}
+
+/**
+ * Gitea's `X-Gitea-*` headers, or Forgejo's `X-Forgejo-*` (Forgejo sends both, with the same
+ * values: services/webhook/shared/payloader.go AddDefaultHeaders; the signature is the same
+ * HMAC-SHA256 hex of the body). The first present header of each pair counts.
+ */
+export function deliveryHeaders(headers: Headers): DeliveryHeaders {
+  const first = (...names: string[]) => {
+    for (const name of names) {
+      const value = headers[name];
+      if (typeof value === "string") return value;
+    }
+    return undefined;
+  };
+  return {
+    event: first("x-gitea-event", "x-forgejo-event"),
+    deliveryId: first("x-gitea-delivery", "x-forgejo-delivery"),
+    signature: first("x-gitea-signature", "x-forgejo-signature"),
+  };
+}

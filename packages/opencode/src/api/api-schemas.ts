@@ -7,6 +7,9 @@ export const modelRefSchema = z.looseObject({ providerID: z.string(), id: z.stri
 
 export const healthSchema = z.looseObject({ healthy: z.boolean(), version: z.string() });
 
+/** The part of `GET /config` (the server's merged configuration) the start-up check reads. */
+export const serverConfigSchema = z.looseObject({ shell: z.string().optional() });
+
 export const sessionInfoSchema = z.looseObject({
   data: z.looseObject({ id: z.string(), agent: z.string().optional(), model: modelRefSchema.optional() }),
 });

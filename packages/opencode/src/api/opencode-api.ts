@@ -8,6 +8,7 @@ import {
   admittedSchema,
   docSchema,
   healthSchema,
+  serverConfigSchema,
   historySchema,
   messagesSchema,
   modelListSchema,
@@ -53,6 +54,11 @@ export class OpencodeApi {
 
   health(signal?: AbortSignal) {
     return this.call(healthSchema, "GET", "/global/health", undefined, signal);
+  }
+
+  /** The server's merged configuration (only what the start-up check reads). */
+  config(signal?: AbortSignal) {
+    return this.call(serverConfigSchema, "GET", "/config", undefined, signal);
   }
 
   async routes(signal?: AbortSignal): Promise<Set<string>> {

@@ -1,5 +1,6 @@
 import type { Dispatcher } from "undici";
 import { request } from "./undici-core.ts";
+import { OpencodeContractError } from "../errors/opencode-contract.error.ts";
 import { OpencodeHttpError } from "../errors/opencode-http.error.ts";
 import { OpencodeUnavailableError } from "../errors/opencode-unavailable.error.ts";
 
@@ -35,7 +36,12 @@ export class OpencodeHttp {
     const res = await this.send(method, path, body, signal, timeoutMs);
     const text = await res.body.text();
     if (res.statusCode < 200 || res.statusCode > 299) throw new OpencodeHttpError(method, path, res.statusCode, text);
-    return text ? (JSON.parse(text) as unknown) : undefined;
+    if (!text) return undefined;
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new OpencodeContractError(this.baseUrl, `the answer to ${method} ${path} is not JSON`);
+    }
   }
 
   /** Opens a streaming GET and calls `onChunk` for each piece of body text until it ends or `signal` aborts. */

@@ -144,7 +144,7 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
     await deps.events.whenLive(250);
     if (!deps.events.live) {
       warn(
-        `opencode's event stream (${serverUrl}/api/event) is not live: progress is seen only when a message part ends, so an answer that streams longer than the idle timeout (${o.idleTimeoutMs} ms) may be cut`,
+        `opencode's event stream (${serverUrl}/api/event) is not live: a streaming answer's text is seen only when its part ends, so an open part of a running session counts as progress and a model that stalls mid-answer is cut by the hard timeout (${o.hardTimeoutMs} ms), not the idle timeout (${o.idleTimeoutMs} ms)`,
       );
     }
     lap("eventsMs");

@@ -116,6 +116,18 @@ export class CompletionTracker {
     return { kind: "waiting", progressed, confirming: true };
   }
 
+  /**
+   * True while the newest message streams a text or reasoning part: unfinished, its last part text
+   * or reasoning. opencode 1.18 shows such a part's text only once it ends, so without the event
+   * stream its growth is invisible; in a running session the open part is the model at work.
+   */
+  static partStreaming(assistants: SessionMessage[] | undefined): boolean {
+    const newest = assistants?.at(-1);
+    if (!newest || isFinished(newest)) return false;
+    const last = newest.content?.at(-1);
+    return last?.type === "text" || last?.type === "reasoning";
+  }
+
   /** True when the newest message waits on a tool (a permission or question may be pending). */
   static toolPending(assistants: SessionMessage[] | undefined): boolean {
     const newest = assistants?.at(-1);

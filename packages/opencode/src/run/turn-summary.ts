@@ -1,3 +1,4 @@
+import { boundedStringify } from "@ratatoskr/runtime";
 import type { SessionMessage } from "../api/api-schemas.ts";
 import type { ModelRef } from "../model/model-ref.ts";
 import type { TokenUsage } from "./run-types.ts";
@@ -40,7 +41,8 @@ export function messageError(messages: SessionMessage[]): string | undefined {
   if (error === undefined || error === null) return undefined;
   if (typeof error === "string") return error;
   const e = error as { message?: string; data?: { message?: string }; type?: string; name?: string };
-  return e.message ?? e.data?.message ?? e.type ?? e.name ?? JSON.stringify(error);
+  // The error object is opencode's (or its provider's) to shape: never recursed over unbounded.
+  return e.message ?? e.data?.message ?? e.type ?? e.name ?? (boundedStringify(error)?.slice(0, 2_000) ?? "an error nested too deep to show");
 }
 
 const PROVIDER_FAILURE = /Provider request failed with HTTP (\d{3})|\b(?:status(?:Code)?|HTTP)\s*:?\s*(\d{3})\b/i;

@@ -151,6 +151,9 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
         lastActivity = seenBefore ? now() : Math.max(lastActivity, latestStamp(assistants));
         seenBefore = true;
       }
+      // Without trusted events a streaming part grows unseen (its text shows once it ends): a
+      // running session with an open text part is the model answering, so it counts as progress.
+      if (fetched && !s.trusted && active && CompletionTracker.partStreaming(fetched)) lastActivity = now();
       confirming = decision.confirming;
       halting = "halting" in decision ? (decision.halting ?? 0) : 0;
       if (s.resync) syncedAt = s.now;

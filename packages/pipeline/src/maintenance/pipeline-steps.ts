@@ -2,6 +2,7 @@ import type { QUEUE } from "@ratatoskr/contracts";
 import { listAwaitingDevOrReview, type PrismaClient } from "@ratatoskr/db";
 import { envDurationMs, type QueueSet } from "@ratatoskr/runtime";
 import { reportUnlessMovedOn, type TransitionFn } from "../run/step-job.ts";
+import { jobEndReason, readJobEnd, type JobEnd } from "./job-end.ts";
 import type { SweptStep } from "./step-sweeper.ts";
 
 /** The sweep's variables, shared by the dev, reviewer and postmortem services. */
@@ -26,12 +27,9 @@ export interface RunningStepDeps {
 
 const STEP_NAMES: Record<StepQueue, string> = { dev: "dev round", review: "review" };
 
-/** What the person reads when the step's job ended outside its handler. */
-export function lostStepReason(queue: StepQueue, state: string): string {
-  const step = STEP_NAMES[queue];
-  return state === "failed"
-    ? `the ${step} job gave up outside the agent run (its worker died again and again, or it ran out of attempts); /retry starts the task again`
-    : `the ${step} job ended without reporting back; /retry starts the task again`;
+/** What the person reads when the step's job ended outside its handler: how it really ended. */
+export function lostStepReason(queue: StepQueue, end: JobEnd): string {
+  return `${jobEndReason(STEP_NAMES[queue], end)}; /retry starts the task again`;
 }
 
 /**
@@ -47,8 +45,9 @@ export function runningStep(deps: RunningStepDeps, queue: StepQueue): SweptStep 
     },
     jobState: (jobId) => deps.queues.queues[queue].getJobState(jobId),
     async release(step, state, logger) {
+      const reason = lostStepReason(queue, await readJobEnd(deps.queues.queues[queue], step.followUp.jobId, state));
       return reportUnlessMovedOn(
-        () => deps.transition(step.taskId, { type: "run.failed", reason: lostStepReason(queue, state) }),
+        () => deps.transition(step.taskId, { type: "run.failed", reason }, { expectVersion: step.taskVersion }),
         logger,
         "the task moved on before the sweep settled it",
       );

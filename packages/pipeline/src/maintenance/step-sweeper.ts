@@ -1,12 +1,9 @@
-import type { FollowUp, FollowUpDispatcher } from "@ratatoskr/db";
+import type { AwaitedFollowUp, FollowUp, FollowUpDispatcher } from "@ratatoskr/db";
 import { startPeriodicTask, type Logger } from "@ratatoskr/runtime";
 import { sweepAction } from "./sweep-action.ts";
 
-/** A task Postgres says waits on a job, with the follow-up that asked for it. */
-export interface AwaitedStep {
-  taskId: number;
-  followUp: FollowUp;
-}
+/** A task Postgres says waits on a job, with the follow-up that asked for it and the task's version then. */
+export type AwaitedStep = AwaitedFollowUp;
 
 /**
  * One step a service owns (an analysis, a dev round, a review, a postmortem): which tasks wait
@@ -21,7 +18,10 @@ export interface SweptStep {
   jobState(jobId: string): Promise<string>;
   /**
    * Settles a task whose job ended outside its handler (stalled out, attempts exhausted) with a
-   * reason the person sees; false when the task had moved on meanwhile.
+   * reason the person sees; false when the task had moved on meanwhile. The job's state is read
+   * after the list, so the job may have reported back in between: the release must be one
+   * conditional write on what the sweep saw (the task still at `step.taskVersion`), never a
+   * fresh read and then a write.
    */
   release(step: AwaitedStep, state: string, logger: Logger): Promise<boolean>;
 }
@@ -70,21 +70,13 @@ export async function sweepStep(deps: StepSweepDeps, step: SweptStep): Promise<S
 /** Runs {@link sweepStep} over `steps` every `intervalMs`; the returned function stops it. */
 export function startStepSweeper(deps: StepSweepDeps & { intervalMs: number; name: string }, steps: readonly SweptStep[]): () => Promise<void> {
   const logger = deps.logger.child({ component: deps.name });
-  let unreachable = false;
+  // A failing pass (Redis or Postgres away) is told once, with reminders, and once when over.
   return startPeriodicTask({
     name: deps.name,
     intervalMs: deps.intervalMs,
     logger,
     run: async () => {
-      try {
-        for (const step of steps) await sweepStep({ ...deps, logger }, step);
-        if (unreachable) logger.info(`${deps.name} works again`);
-        unreachable = false;
-      } catch (err) {
-        // One line per outage, not one per pass.
-        if (!unreachable) logger.warn({ err }, `${deps.name} failed (Redis or Postgres away); will keep trying`);
-        unreachable = true;
-      }
+      for (const step of steps) await sweepStep({ ...deps, logger }, step);
     },
   });
 }

@@ -8,7 +8,7 @@ const PROGRESS_SAMPLE_MS = 2_000;
 export interface TracedRunDeps {
   traces: Pick<AgentTraceRepository, "start" | "finish" | "record" | "listUnfinished" | "markInterrupted">;
   tasks: Pick<TaskRepository, "updateRun">;
-  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl"> & Partial<Pick<OpencodeClient, "sessionProgress">>;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "serverUrls"> & Partial<Pick<OpencodeClient, "sessionProgress">>;
   logger: Logger;
   /** The job's live progress (Bull Board); sampled from the session while the run is live. */
   progress?: JobProgressReporter;
@@ -23,6 +23,8 @@ export interface TracedRunInput<T> {
    * retry of a job whose process died finds it there).
    */
   storeOnTask: boolean;
+  /** The queue job running it, kept on the trace: a retry of the job finds the run (see finishedRunOf). */
+  jobId?: string | undefined;
 }
 
 /** The traces table speaks of completed runs; the client says "ok". */
@@ -56,6 +58,7 @@ export async function runTraced<T>(deps: TracedRunDeps, input: TracedRunInput<T>
         sessionId,
         serverUrl,
         startedAt: new Date(),
+        jobId: input.jobId ?? null,
       });
       traceId = trace.id;
       if (input.storeOnTask) await deps.tasks.updateRun(input.taskId, { agentSessionId: sessionId, agentServerUrl: serverUrl });
@@ -65,7 +68,7 @@ export async function runTraced<T>(deps: TracedRunDeps, input: TracedRunInput<T>
       if (deps.progress && sample) {
         await deps.progress.report({ sessionId });
         stopSampling = deps.progress.every(PROGRESS_SAMPLE_MS, async () => {
-          const live = await sample(sessionId);
+          const live = await sample(sessionId, undefined, serverUrl);
           return { lastTool: live.lastTool, tokens: live.tokens, costUsd: live.costUsd };
         });
       }
@@ -73,40 +76,60 @@ export async function runTraced<T>(deps: TracedRunDeps, input: TracedRunInput<T>
   }).finally(() => stopSampling?.());
   const { tokens } = result.trace;
   await deps.progress?.report({ tokens: tokens.input + tokens.output + tokens.reasoning, costUsd: result.trace.cost });
-  const row = traceRow(result.trace);
+  const row = { ...traceRow(result.trace), jobId: input.jobId ?? null };
   if (traceId === undefined) await deps.traces.record(input.taskId, row, input.round);
   else await deps.traces.finish(traceId, row);
   return result;
 }
 
+/** A dead attempt's session for the next run to continue, on the server that holds it. */
+export interface ResumeTarget {
+  resumeSessionId: string | undefined;
+  /** The server of `resumeSessionId` (from its trace): pass it as the run's `serverUrl`. */
+  resumeServerUrl: string | undefined;
+}
+
 /**
  * Before a new run of `agent` for a task: runs that started and never finished belong to an
- * attempt whose process died. Their sessions may still be working, so each is interrupted and
- * its trace closed; the newest one's session is returned for the new run to continue, so one
- * task step never has two live sessions.
+ * attempt whose process died. Their sessions may still be working, so each is interrupted on its
+ * own server and its trace closed; the newest one's session (and its server) is returned for the
+ * new run to continue, so one task step never has two live sessions. A session on a server this
+ * process is not configured for is left to that server's timeouts.
  */
-export async function settleDeadRuns(
-  deps: TracedRunDeps,
-  taskId: number,
-  agent: string,
-): Promise<{ resumeSessionId: string | undefined }> {
+export async function settleDeadRuns(deps: TracedRunDeps, taskId: number, agent: string): Promise<ResumeTarget> {
   const unfinished = await deps.traces.listUnfinished(taskId, agent);
-  let resumeSessionId: string | undefined;
+  let resume: ResumeTarget = { resumeSessionId: undefined, resumeServerUrl: undefined };
   for (const trace of unfinished) {
-    const sameServer = trace.serverUrl === null || trace.serverUrl === deps.opencode.baseUrl;
-    if (trace.sessionId && sameServer) {
-      await deps.opencode.interrupt(trace.sessionId).catch((err: unknown) => {
-        deps.logger.warn({ err, sessionId: trace.sessionId }, "could not interrupt the session of a dead run");
+    const serverUrl = trace.serverUrl ? ownServer(deps.opencode.serverUrls, trace.serverUrl) : undefined;
+    const known = trace.serverUrl === null || serverUrl !== undefined;
+    if (trace.sessionId && known) {
+      await deps.opencode.interrupt(trace.sessionId, serverUrl).catch((err: unknown) => {
+        deps.logger.warn({ err, sessionId: trace.sessionId, serverUrl }, "could not interrupt the session of a dead run");
       });
-      resumeSessionId ??= trace.sessionId;
+      if (!resume.resumeSessionId) resume = { resumeSessionId: trace.sessionId, resumeServerUrl: serverUrl };
     } else if (trace.sessionId) {
       deps.logger.warn(
         { sessionId: trace.sessionId, serverUrl: trace.serverUrl },
-        "a dead run's session is on another opencode server; it is left to that server's timeouts",
+        "a dead run's session is on an opencode server this process does not use; it is left to that server's timeouts",
       );
     }
     await deps.traces.markInterrupted(trace.id, "the process running it stopped before the run ended");
   }
-  if (unfinished.length > 0) deps.logger.warn({ taskId, agent, runs: unfinished.length, resumeSessionId }, "settled runs of a dead attempt");
-  return { resumeSessionId };
+  if (unfinished.length > 0) deps.logger.warn({ taskId, agent, runs: unfinished.length, ...resume }, "settled runs of a dead attempt");
+  return resume;
+}
+
+/** `url` as one of the client's servers (trailing slashes aside), else undefined. */
+export function ownServer(serverUrls: readonly string[], url: string): string | undefined {
+  const clean = url.replace(/\/+$/, "");
+  return serverUrls.find((s) => s === clean);
+}
+
+/**
+ * The run options that continue `sessionId` on the server that holds it (from the trace or the
+ * task row): the pool sends it there instead of asking every server or opening a new session.
+ */
+export function resumeOptions(sessionId: string | null | undefined, serverUrl: string | null | undefined): { sessionId?: string; serverUrl?: string } {
+  if (!sessionId) return {};
+  return serverUrl ? { sessionId, serverUrl } : { sessionId };
 }

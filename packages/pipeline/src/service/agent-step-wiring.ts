@@ -2,9 +2,8 @@ import { join } from "node:path";
 import type { QUEUE } from "@ratatoskr/contracts";
 import type { FollowUpDispatcher, PrismaClient, Repositories } from "@ratatoskr/db";
 import type { GitWorkspaces } from "@ratatoskr/git";
-import type { OpencodeClient } from "@ratatoskr/opencode";
+import { checkOpencodeAtStart, createOpencodeClientFromConfig, type OpencodeClient, type OpencodeConfig } from "@ratatoskr/opencode";
 import type { Logger, QueueSet, ReadinessCheck, Redis, ShutdownRegistry } from "@ratatoskr/runtime";
-import { agentOpencodeClient, type AgentOpencodeConfig } from "../config/agent-opencode.config.ts";
 import type { GitHostConfig } from "../config/git-host.config.ts";
 import { createTaskGit } from "../workspaces/task-git.ts";
 import { runningStep } from "../maintenance/pipeline-steps.ts";
@@ -24,9 +23,10 @@ export interface AgentStepHost {
   transition: TransitionFn;
 }
 
-/** The variables every agent step service reads: its opencode server, git host and sweep. */
+/** The variables every agent step service reads: its opencode servers, git host and sweep. */
 export interface AgentStepConfig {
-  opencode: AgentOpencodeConfig;
+  /** OPENCODE_CONFIG_SCHEMA's values, the same as the analyst's and the postmortem's. */
+  opencode: OpencodeConfig;
   git: GitHostConfig;
   sweep: { intervalMs: number; graceMs: number };
 }
@@ -42,7 +42,8 @@ export interface AgentStepWiring {
 }
 
 /**
- * The wiring the dev and reviewer services share: an opencode client closed on shutdown, the git
+ * The wiring the dev and reviewer services share: an opencode client over every server of
+ * OPENCODE_URLS (or OPENCODE_URL), closed on shutdown, the git
  * workspaces in the step's own subdirectory of WORKSPACE_DIR (named after its queue: the dev and
  * the reviewer may share WORKSPACE_DIR, and a review reads what was pushed, never the dev's
  * working trees), and the sweep that puts right the tasks waiting on a job of `queue` that Redis
@@ -54,7 +55,7 @@ export function wireAgentStep(
   step: { component: string; queue: typeof QUEUE.dev | typeof QUEUE.review },
 ): AgentStepWiring {
   const logger = host.logger.child({ component: step.component });
-  const opencode = agentOpencodeClient(config.opencode, logger);
+  const opencode = createOpencodeClientFromConfig(config.opencode, logger);
   host.shutdown.register("connections", "opencode client", () => opencode.close());
   const git = createTaskGit(config.git, join(config.git.workspaceDir, step.queue), logger);
   const transition: TransitionFn = (taskId, event, options) => host.transition(taskId, event, options);
@@ -65,6 +66,9 @@ export function wireAgentStep(
     heartbeat: { redis: host.redis, prefix: host.config.queue.prefix },
     lifecycle: {
       async start() {
+        // As the analyst does: a server that is down or refused is said at start, and a passed
+        // check makes the first readiness probe cheap.
+        await checkOpencodeAtStart(opencode, logger, step.queue);
         stopSweeper = startStepSweeper(
           { dispatcher: host.dispatcher, logger, intervalMs: config.sweep.intervalMs, graceMs: config.sweep.graceMs, name: `${step.queue}-sweeper` },
           [runningStep({ prisma: host.db.prisma, queues: host.queues, transition }, step.queue)],

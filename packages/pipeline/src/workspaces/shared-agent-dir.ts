@@ -30,8 +30,11 @@ export function warmSharedAgentDir(
   void client.warmDirectory(directory, { signal: warming.signal }).then(
     () => logger.info({ directory, ms: Date.now() - startedAt }, "agent directory warmed on opencode"),
     (err: unknown) => {
-      if (!warming.signal.aborted)
-        logger.warn({ err, directory }, "could not warm the agent directory; the first run waits for it");
+      if (warming.signal.aborted) return;
+      // An unreachable server is a state, not a bug: its message says what to do, no stack.
+      if ((err as { name?: string }).name === "OpencodeUnavailableError")
+        logger.warn({ reason: (err as Error).message, directory }, "opencode is not reachable yet; the agent directory is warmed by the first run");
+      else logger.warn({ err, directory }, "could not warm the agent directory; the first run waits for it");
     },
   );
   return () => warming.abort();

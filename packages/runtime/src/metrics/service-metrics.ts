@@ -22,6 +22,10 @@ export interface ServiceMetrics {
   readonly queueDepth: Gauge<"queue" | "state">;
   /** waiting + active + prioritized per queue and QUEUE_PREFIX (what KEDA scales on). */
   readonly jobsNeedingWorker: Gauge<"queue" | "prefix">;
+  /** Logins refused on an authenticated endpoint (Bull Board), by why: wrong credentials, missing, locked out. */
+  readonly loginFailures: Counter<"realm" | "reason">;
+  /** 1 while a readiness check passes, 0 while it fails (the detail is in the log and behind auth). */
+  readonly dependencyUp: Gauge<"check">;
   /** Report these queues' job counts on every scrape (the autoscaling signal). */
   observeQueueDepth(queues: Iterable<Queue>): void;
 }
@@ -107,6 +111,18 @@ export function createMetrics(opts: CreateMetricsOptions): ServiceMetrics {
       name: "ratatoskr_job_failures_total",
       help: "Failed job attempts: payload (schema), permanent (not retried), transient (retried)",
       labelNames: ["queue", "reason"],
+      registers: [registry],
+    }),
+    loginFailures: new Counter({
+      name: "ratatoskr_login_failures_total",
+      help: "Logins refused: wrong credentials, a missing or malformed header, or a locked-out client",
+      labelNames: ["realm", "reason"],
+      registers: [registry],
+    }),
+    dependencyUp: new Gauge({
+      name: "ratatoskr_dependency_up",
+      help: "1 while the readiness check of a dependency passes, 0 while it fails",
+      labelNames: ["check"],
       registers: [registry],
     }),
     queueDepth,

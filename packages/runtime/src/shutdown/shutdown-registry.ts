@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { withTimeout } from "../util/with-timeout.ts";
+import { onStopSignals, type SignalSource } from "./stop-signals.ts";
 
 /**
  * Shutdown runs phase by phase; closers within a phase run concurrently (six workers in the
@@ -35,11 +36,7 @@ interface Closer {
   readonly timeoutMs: number;
 }
 
-/** Minimal process surface, so tests can drive signals without killing the test runner. */
-export interface SignalSource {
-  once(signal: NodeJS.Signals, listener: () => void): unknown;
-  on(signal: NodeJS.Signals, listener: () => void): unknown;
-}
+export type { SignalSource } from "./stop-signals.ts";
 
 export interface ShutdownRegistryOptions {
   logger: Logger;
@@ -48,6 +45,8 @@ export interface ShutdownRegistryOptions {
   /** Called after a signal-triggered shutdown; defaults to process.exit. */
   exit?: (code: number) => void;
   signals?: SignalSource;
+  /** Clock for telling one keypress from two (tests). */
+  now?: () => number;
 }
 
 const DEFAULT_CLOSER_TIMEOUT_MS = 10_000;
@@ -61,12 +60,14 @@ export class ShutdownRegistry {
   private readonly closerTimeoutMs: number;
   private readonly exit: (code: number) => void;
   private readonly signals: SignalSource;
+  private readonly now: () => number;
 
   constructor(opts: ShutdownRegistryOptions) {
     this.logger = opts.logger.child({ component: "shutdown" });
     this.closerTimeoutMs = opts.closerTimeoutMs ?? DEFAULT_CLOSER_TIMEOUT_MS;
     this.exit = opts.exit ?? ((code) => process.exit(code));
     this.signals = opts.signals ?? process;
+    this.now = opts.now ?? Date.now;
   }
 
   get isShuttingDown(): boolean {
@@ -84,32 +85,37 @@ export class ShutdownRegistry {
   }
 
   /**
-   * Installs SIGTERM/SIGINT/SIGHUP handlers once (SIGHUP: the terminal closed); a second signal
-   * while stopping forces exit 1.
+   * Installs SIGTERM/SIGINT/SIGHUP handlers once (SIGHUP: the terminal closed). One keypress is
+   * one stop: copies of the signal within a second (pnpm forwards its own) are the same one; a
+   * signal after that while stopping forces exit 1.
    */
-  installSignalHandlers(signals: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT", "SIGHUP"]): void {
+  installSignalHandlers(): void {
     if (this.signalsInstalled) return;
     this.signalsInstalled = true;
-    for (const signal of signals) {
-      this.signals.on(signal, () => {
-        if (this.running) {
-          this.logger.warn({ signal }, "second signal while shutting down; exiting now");
-          this.exit(1);
-          return;
-        }
-        void this.shutdown(signal).then((result) => this.exit(result.clean ? 0 : 1));
-      });
-    }
+    onStopSignals(this.signals, {
+      stop: (signal) => void this.shutdown(signal).then((result) => this.exit(result.clean ? 0 : 1)),
+      force: (signal) => {
+        this.logger.warn({ signal }, "second signal while shutting down; exiting now");
+        this.exit(1);
+      },
+      now: this.now,
+    });
   }
 
-  /** Runs every closer once, phase by phase. Idempotent: later calls get the same result. */
-  shutdown(reason: string): Promise<ShutdownResult> {
-    this.running ??= this.run(reason);
+  /**
+   * Runs every closer once, phase by phase. Idempotent: later calls get the same result.
+   * `quiet`: only at debug level (a failed start-up, whose cause the entry prints in one line).
+   */
+  shutdown(reason: string, options: { quiet?: boolean } = {}): Promise<ShutdownResult> {
+    this.running ??= this.run(reason, options.quiet === true);
     return this.running;
   }
 
-  private async run(reason: string): Promise<ShutdownResult> {
-    this.logger.info({ reason }, "shutting down");
+  private async run(reason: string, quiet: boolean): Promise<ShutdownResult> {
+    const log = quiet ? this.logger.debug.bind(this.logger) : undefined;
+    const info = log ?? this.logger.info.bind(this.logger);
+    const error = log ?? this.logger.error.bind(this.logger);
+    info({ reason }, "shutting down");
     const failed: string[] = [];
     for (const phase of SHUTDOWN_PHASES) {
       const closers = this.closers.filter((c) => c.phase === phase);
@@ -124,12 +130,12 @@ export class ShutdownRegistry {
             this.logger.debug({ phase, closer: closer.name }, "closed");
           } catch (err) {
             failed.push(closer.name);
-            this.logger.error({ err, phase, closer: closer.name }, "closer failed");
+            error({ err, phase, closer: closer.name }, "closer failed");
           }
         }),
       );
     }
-    this.logger.info({ clean: failed.length === 0, failed }, "shutdown finished");
+    info({ clean: failed.length === 0, failed }, "shutdown finished");
     return { clean: failed.length === 0, failed };
   }
 }

@@ -152,7 +152,13 @@ export function runWorker<Q extends QueueName>(opts: RunWorkerOptions<Q>): Worke
     try {
       // Validated once, here, where the job enters the process (the producer's types built it).
       const data = parseJobData(queue, job.data);
-      if (debugEnabled()) jobLog().debug({ attempt: job.attemptsMade + 1 }, "job started");
+      if (debugEnabled()) {
+        // Where a hop's time went: since the producer added the job, and since BullMQ handed it here.
+        const now = Date.now();
+        const queuedMs = now - job.timestamp;
+        const pickedUpMs = job.processedOn === undefined ? undefined : now - job.processedOn;
+        jobLog().debug({ attempt: job.attemptsMade + 1, queuedMs, pickedUpMs }, "job started");
+      }
       const result = await running.run(handler(data, context));
       outageRetries.delete(job.id ?? "");
       const outcome = isSkipped(result) ? "skipped" : "completed";

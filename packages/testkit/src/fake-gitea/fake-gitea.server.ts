@@ -173,6 +173,19 @@ export class FakeGitea {
     return { comment, deliveries };
   }
 
+  /**
+   * A person edits their comment in the UI: the text changes, `updated_at` moves on, and the
+   * webhook gets an `edited` delivery with the old text in `changes.body.from`, as Gitea sends it.
+   */
+  async editComment(repoFullName: string, id: number, body: string): Promise<FakeDelivery[]> {
+    const repo = this.repo(repoFullName);
+    const before = this.issues.comment(repo, id)?.body ?? "";
+    const number = this.issues.numberOf(id);
+    const comment = this.issues.editComment(repo, id, body);
+    if (!comment || number === undefined) throw new Error(`no comment ${id} in ${repoFullName}`);
+    return this.deliverComment(repo, number, comment, "edited", { changes: { body: { from: before } } });
+  }
+
   /** Comments of one issue/PR, oldest first. */
   commentsOf(repoFullName: string, number: number): Comment[] {
     return this.issues.listComments(this.repo(repoFullName), number);
@@ -193,15 +206,27 @@ export class FakeGitea {
     number: number,
     commentId: number,
   ): Promise<FakeDelivery[]> {
-    const stored = this.issues.find(repo, number);
     const comment = this.issues.comment(repo, commentId);
-    if (!stored || !comment) return Promise.resolve([]);
+    return comment ? this.deliverComment(repo, number, comment, "created") : Promise.resolve([]);
+  }
+
+  /** An IssueCommentPayload as Gitea sends it, to every webhook. */
+  private deliverComment(
+    repo: Repository,
+    number: number,
+    comment: Comment,
+    action: "created" | "edited",
+    extra: Record<string, unknown> = {},
+  ): Promise<FakeDelivery[]> {
+    const stored = this.issues.find(repo, number);
+    if (!stored) return Promise.resolve([]);
     const isPull = Boolean(stored.pull);
     const payload = {
-      action: "created",
+      action,
       issue: stored.issue,
       ...(isPull ? { pull_request: stored.pull } : {}),
       comment,
+      ...extra,
       repository: repo,
       sender: comment.user,
       is_pull: isPull,
@@ -223,6 +248,9 @@ export class FakeGitea {
       if (!path.startsWith("/api/v1/") || authorized) return;
       const message = token === undefined ? GITEA_MESSAGES.tokenRequired : GITEA_MESSAGES.badToken;
       await reply.code(401).send(apiError(baseUrl(), message));
+    });
+    app.addHook("onSend", async (request) => {
+      await this.faults.beforeAnswer(request);
     });
     registerRepoRoutes(app, this.repos, baseUrl);
     registerIssueRoutes(app, {

@@ -5,6 +5,11 @@ export interface FaultRule {
   status?: number;
   /** Wait this long (ms) before answering. */
   delayMs?: number;
+  /**
+   * Carry the call out, then hold its answer until this settles: the caller dies with the
+   * effect made and unknown to it (a PR created, its answer never read).
+   */
+  holdAnswerUntil?: Promise<unknown>;
   /** How many matching calls the rule applies to. Default 1. */
   times?: number;
   method?: string;
@@ -15,6 +20,7 @@ export interface FaultRule {
 /** Failures a test asks the fake API to show: 5xx answers and slow answers, for the next calls. */
 export class FaultInjector {
   private readonly rules: (FaultRule & { left: number })[] = [];
+  private readonly held = new WeakMap<FastifyRequest, Promise<unknown>>();
 
   add(rule: FaultRule): void {
     this.rules.push({ ...rule, left: rule.times ?? 1 });
@@ -31,9 +37,15 @@ export class FaultInjector {
     );
     if (!rule) return false;
     rule.left--;
+    if (rule.holdAnswerUntil) this.held.set(request, rule.holdAnswerUntil);
     if (rule.delayMs) await new Promise((resolve) => setTimeout(resolve, rule.delayMs));
     if (rule.status === undefined) return false;
     await reply.code(rule.status).send({ message: `injected ${rule.status}`, url: "" });
     return true;
+  }
+
+  /** Before an answer is sent (an onSend hook): waits for the hold a rule put on its call. */
+  async beforeAnswer(request: FastifyRequest): Promise<void> {
+    await this.held.get(request)?.catch(() => undefined);
   }
 }

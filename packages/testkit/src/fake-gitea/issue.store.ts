@@ -132,7 +132,8 @@ export class IssueStore {
     const found = this.comment(repo, id);
     if (!found) return undefined;
     found.body = body;
-    found.updated_at = new Date().toISOString();
+    // Later than its creation even within the same millisecond (the sweep tells edits by it).
+    found.updated_at = new Date(Math.max(Date.now(), Date.parse(found.created_at ?? "") + 1)).toISOString();
     return found;
   }
 

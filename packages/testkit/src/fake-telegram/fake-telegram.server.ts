@@ -7,6 +7,7 @@ import {
   type BotCommand,
   type Chat,
   type Message,
+  type Update,
   type User,
   type WebhookInfo,
 } from "./bot-api.types.ts";
@@ -17,7 +18,7 @@ import { MESSAGE_METHODS, toApiMessage } from "./message.methods.ts";
 import type { CallbackAnswer, CallbackQueryState, MethodContext, MethodHandler } from "./method.context.ts";
 import { mergeParams, type Params } from "./request-params.ts";
 import { SentLog, type SentCondition, type SentRecord, type WaitOptions } from "./sent.log.ts";
-import { UpdateQueue } from "./update.queue.ts";
+import { UpdateQueue, updateJson, withRawFields } from "./update.queue.ts";
 import { botCommandEntities, defaultUser } from "./user-input.ts";
 import { WebhookDeliverer } from "./webhook.deliverer.ts";
 
@@ -113,7 +114,11 @@ export class FakeTelegram {
   }
 
   /** The person writes `text`; `/commands` carry `bot_command` entities as in real updates. */
-  sendText(chatId: number, text: string, options: { from?: Partial<User> } = {}): Message {
+  sendText(
+    chatId: number,
+    text: string,
+    options: { from?: Partial<User>; rawFields?: Record<string, string>; threadId?: number } = {},
+  ): Message {
     const chat = this.chats.ensure(chatId);
     const entities = botCommandEntities(text);
     const stored = this.chats.add(chatId, {
@@ -127,7 +132,9 @@ export class FakeTelegram {
       date: unixNow(),
     });
     const message = toApiMessage(chat, stored);
-    this.updates.push({ message });
+    // Written in a forum topic: Telegram marks the message with its topic's thread id.
+    if (options.threadId !== undefined) Object.assign(message, { message_thread_id: options.threadId, is_topic_message: true });
+    this.updates.push({ message: options.rawFields ? withRawFields(message, options.rawFields) : message });
     return message;
   }
 
@@ -256,6 +263,12 @@ export class FakeTelegram {
       if (fault?.kind === "delay") {
         const gaveUp = await sleep(fault.ms, false, { signal: controller.signal }).catch(() => true);
         if (gaveUp) return;
+      }
+      if (method === "getUpdates") {
+        // Spelled out so that raw message fields (see withRawFields) reach the bot as given.
+        const updates = (result as Update[]).map(updateJson).join(",");
+        await reply.code(200).type("application/json").send(`{"ok":true,"result":[${updates}]}`);
+        return;
       }
       await reply.code(200).send({ ok: true, result });
     } catch (err) {

@@ -118,3 +118,29 @@ export class UpdateQueue {
     });
   }
 }
+
+/**
+ * Fields of an update's message given as JSON text, spliced in when the update is sent: lets a
+ * test send what JSON.stringify cannot produce (input nested thousands of levels deep), as a
+ * hostile or broken sender would.
+ */
+const RAW_FIELDS = Symbol("raw message fields");
+
+export function withRawFields<T extends object>(message: T, fields: Record<string, string>): T {
+  Object.defineProperty(message, RAW_FIELDS, { value: fields, enumerable: false });
+  return message;
+}
+
+function jsonWithRawFields(value: unknown): string {
+  const raw = (value as { [RAW_FIELDS]?: Record<string, string> } | null)?.[RAW_FIELDS];
+  const text = JSON.stringify(value);
+  if (!raw || Object.keys(raw).length === 0) return text;
+  const extra = Object.entries(raw).map(([key, json]) => `${JSON.stringify(key)}:${json}`);
+  return `${text.slice(0, -1)}${text.length > 2 ? "," : ""}${extra.join(",")}}`;
+}
+
+/** An update as the Bot API sends it (raw message fields included). */
+export function updateJson(update: Update): string {
+  const parts = Object.entries(update).map(([key, value]) => `${JSON.stringify(key)}:${jsonWithRawFields(value)}`);
+  return `{${parts.join(",")}}`;
+}

@@ -1,6 +1,6 @@
 import type { Update, UpdateType, WebhookInfo } from "./bot-api.types.ts";
 import { unixNow } from "./bot-api.types.ts";
-import type { UpdateQueue } from "./update.queue.ts";
+import { updateJson, type UpdateQueue } from "./update.queue.ts";
 
 export interface WebhookConfig {
   url: string;
@@ -111,7 +111,7 @@ export class WebhookDeliverer {
       const response = await fetch(config.url, {
         method: "POST",
         headers,
-        body: JSON.stringify(update),
+        body: updateJson(update),
         signal: controller.signal,
       });
       const body = await response.text();

@@ -4,3 +4,4 @@ export { buildOpencodeConfig, renderAgentMarkdown } from "./opencode-config.ts";
 export type { AgentSpec, ProviderSpec } from "./opencode-config.ts";
 export { resolveOpencodeBinary } from "./opencode-binary.ts";
 export { freePort } from "./free-port.ts";
+export { sandboxRequired, toolSandboxSupport, SANDBOX_SHELL, SERVE_LAUNCHER, type ToolSandboxMode } from "./tool-sandbox.ts";

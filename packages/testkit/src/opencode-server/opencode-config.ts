@@ -13,7 +13,15 @@ export interface ProviderSpec {
   baseUrl: string;
   /** Model ids served by this provider, default ["scripted"]. */
   models?: string[];
+  /**
+   * The provider's API key, given to opencode the way a real one is: in its environment
+   * (`SCRIPTED_PROVIDER_API_KEY`, read through `{env:…}`), so tests can check it stays there.
+   */
+  apiKey?: string;
 }
+
+/** The variable {@link ProviderSpec.apiKey} reaches opencode in. */
+export const PROVIDER_KEY_VAR = "SCRIPTED_PROVIDER_API_KEY";
 
 /** The `opencode.json` for an isolated server whose only real provider is the scripted model. */
 export function buildOpencodeConfig(provider: ProviderSpec, model: string | undefined, extra: Record<string, unknown> = {}): object {
@@ -26,7 +34,7 @@ export function buildOpencodeConfig(provider: ProviderSpec, model: string | unde
     ...(model ? { model } : {}),
     autoupdate: false,
     share: "disabled",
-    provider: { [id]: { npm: "@ai-sdk/openai-compatible", name: "Scripted", options: { baseURL: provider.baseUrl, apiKey: "x" }, models } },
+    provider: { [id]: { npm: "@ai-sdk/openai-compatible", name: "Scripted", options: { baseURL: provider.baseUrl, apiKey: provider.apiKey ? `{env:${PROVIDER_KEY_VAR}}` : "x" }, models } },
     ...extra,
   };
 }

@@ -5,9 +5,10 @@ import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveOpencodeBinary } from "./opencode-binary.ts";
-import { buildOpencodeConfig, renderAgentMarkdown, type AgentSpec, type ProviderSpec } from "./opencode-config.ts";
+import { buildOpencodeConfig, PROVIDER_KEY_VAR, renderAgentMarkdown, type AgentSpec, type ProviderSpec } from "./opencode-config.ts";
 import { freePort } from "./free-port.ts";
 import { killGroup, spawnWatched } from "./group-watchdog.ts";
+import { SERVE_LAUNCHER, toolSandboxSetup, type ToolSandboxMode } from "./tool-sandbox.ts";
 
 export interface OpencodeServerOptions {
   provider: ProviderSpec;
@@ -30,6 +31,14 @@ export interface OpencodeServerOptions {
    * when omitted; a caller whose own temp directory holds the root (`parentDir`) passes that.
    */
   removeOnParentExit?: string;
+  /** How the agents' tools run (see {@link ToolSandboxMode}); default `auto`. */
+  toolSandbox?: ToolSandboxMode;
+  /**
+   * Patterns (`*` spans `/`) of the directories that hold session directories; the sandbox binds
+   * only the session's own. Default: `<root>/work` (makeWorkDir) and any `…/tasks` below
+   * `parentDir` or the OS temp directory (the services' WORKSPACE_DIR layout).
+   */
+  sandboxRoots?: string[];
 }
 
 export interface OpencodeServer {
@@ -40,6 +49,8 @@ export interface OpencodeServer {
   readonly rootDir: string;
   readonly configDir: string;
   readonly configFile: string;
+  /** True when every bash tool call runs in the bubblewrap sandbox (deploy/opencode/sandbox). */
+  readonly sandboxed: boolean;
   /** A fresh directory under the root, for one test's session (`location.directory`). */
   makeWorkDir(name: string): Promise<string>;
   /** stdout+stderr of the server so far. */
@@ -73,7 +84,8 @@ export async function startOpencodeServer(options: OpencodeServerOptions): Promi
   await mkdir(join(configDir, "agent"), { recursive: true });
   const providerId = options.provider.id ?? "fake";
   const model = options.model === null ? undefined : (options.model ?? `${providerId}/${options.provider.models?.[0] ?? "scripted"}`);
-  await writeFile(configFile, JSON.stringify(buildOpencodeConfig(options.provider, model, options.extraConfig), null, 2));
+  const sandbox = toolSandboxSetup(options.toolSandbox ?? "auto", options.sandboxRoots ?? [join(rootDir, "work"), join(options.parentDir ?? tmpdir(), "*", "tasks")]);
+  await writeFile(configFile, JSON.stringify(buildOpencodeConfig(options.provider, model, { ...sandbox.config, ...options.extraConfig }), null, 2));
   if (options.agentsDir) {
     for (const file of (await readdir(options.agentsDir)).filter((f) => f.endsWith(".md"))) {
       await copyFile(join(options.agentsDir, file), join(configDir, "agent", file));
@@ -103,11 +115,13 @@ export async function startOpencodeServer(options: OpencodeServerOptions): Promi
     OPENCODE_DISABLE_AUTOUPDATE: "1",
     OPENCODE_DISABLE_MODELS_FETCH: "1",
     OPENCODE_SERVER_PASSWORD: password,
+    ...(options.provider.apiKey ? { [PROVIDER_KEY_VAR]: options.provider.apiKey } : {}),
+    ...sandbox.env,
   };
   // Own process group: stop() kills opencode and every tool it spawned; the watchdog does it when
   // this process dies first.
-  const child = spawnWatched(resolveOpencodeBinary(), ["serve", "--hostname", "127.0.0.1", "--port", String(port)], {
-    env,
+  const child = spawnWatched(SERVE_LAUNCHER, ["--hostname", "127.0.0.1", "--port", String(port)], {
+    env: { ...env, OPENCODE_BIN: resolveOpencodeBinary() },
     cwd: rootDir,
     removeOnParentExit: options.removeOnParentExit ?? rootDir,
   });
@@ -145,6 +159,7 @@ export async function startOpencodeServer(options: OpencodeServerOptions): Promi
     rootDir,
     configDir,
     configFile,
+    sandboxed: sandbox.sandboxed,
     async makeWorkDir(name) {
       const dir = join(rootDir, "work", `${name}-${randomBytes(3).toString("hex")}`);
       await mkdir(dir, { recursive: true });

@@ -1,17 +1,34 @@
+import { onStopSignals } from "@ratatoskr/runtime/stop-signals";
 import { startupFailureMessage } from "@ratatoskr/service-host";
 import { runDemo } from "./demo.ts";
 import { demoStyle, useColour } from "./demo-style.ts";
 import { DemoStopped } from "./demo-teardown.ts";
 
+type Output = { write(text: string): unknown; on?(event: "error", listener: (err: Error) => void): unknown };
+
 export interface DemoCliIo {
-  stdout: { write(text: string): unknown; isTTY?: boolean };
-  stderr: { write(text: string): unknown };
+  stdout: Output & { isTTY?: boolean };
+  stderr: Output;
   exit(code: number): void;
   signals: { on(signal: NodeJS.Signals, listener: () => void): unknown };
 }
 
-const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
-const SAME_KEYPRESS_MS = 1_000;
+/**
+ * Writes that never throw: once the terminal is closed (SIGHUP) every write fails with EIO or
+ * EPIPE, thrown or emitted; the demo must still stop and clean up, with nobody left to read it.
+ */
+function tolerant(out: Output): (text: string) => void {
+  let gone = false;
+  out.on?.("error", () => (gone = true));
+  return (text) => {
+    if (gone) return;
+    try {
+      out.write(text);
+    } catch {
+      gone = true;
+    }
+  };
+}
 
 /**
  * `pnpm demo`: runs the demo until Ctrl-C (or SIGTERM/SIGHUP), at any moment — starting, mid
@@ -23,22 +40,18 @@ const SAME_KEYPRESS_MS = 1_000;
  */
 export async function runDemoCli(env: NodeJS.ProcessEnv, io: DemoCliIo): Promise<void> {
   const style = demoStyle(useColour(io.stdout.isTTY === true, env));
-  const print = (line: string) => void io.stdout.write(`${line}\n`);
+  const write = tolerant(io.stdout);
+  const writeError = tolerant(io.stderr);
+  const print = (line: string) => write(`${line}\n`);
   const controller = new AbortController();
-  let firstSignalAt = 0;
-  for (const signal of STOP_SIGNALS) {
-    io.signals.on(signal, () => {
-      if (controller.signal.aborted) {
-        // `pnpm demo`: the terminal's Ctrl-C reaches pnpm and node, and pnpm forwards its copy to
-        // node: one keypress, two signals. Only a signal a moment later is a second Ctrl-C.
-        if (Date.now() - firstSignalAt > SAME_KEYPRESS_MS) io.exit(1);
-        return;
-      }
-      firstSignalAt = Date.now();
+  // `pnpm demo`: one keypress reaches pnpm and node, and pnpm forwards its copy: one stop.
+  onStopSignals(io.signals, {
+    stop: (signal) => {
       print(style.dim(`\nStopping the demo (${signal})…`));
       controller.abort();
-    });
-  }
+    },
+    force: () => io.exit(1),
+  });
   const stopped = (clean: boolean) => {
     print(
       clean
@@ -57,7 +70,7 @@ export async function runDemoCli(env: NodeJS.ProcessEnv, io: DemoCliIo): Promise
     const message =
       startupFailureMessage("demo", err) ??
       `demo failed: ${err instanceof Error ? err.message : String(err)}\n`;
-    io.stderr.write(message);
+    writeError(message);
     io.exit(1);
   }
 }

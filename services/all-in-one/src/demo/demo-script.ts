@@ -76,7 +76,7 @@ export function scriptDemoModel(model: ScriptedModel): void {
   });
   model.addRule({
     name: "reviewer round 1 asks for the JSON answer",
-    match: { systemIncludes: REVIEWER, promptIncludes: `round 1: ${DEMO_TITLE}` },
+    match: { systemIncludes: REVIEWER, promptIncludes: "round 1. The task" },
     reply: [
       reply.json({
         passed: false,
@@ -103,7 +103,7 @@ export function scriptDemoModel(model: ScriptedModel): void {
   });
   model.addRule({
     name: "reviewer round 2 passes",
-    match: { systemIncludes: REVIEWER, promptIncludes: `round 2: ${DEMO_TITLE}` },
+    match: { systemIncludes: REVIEWER, promptIncludes: "round 2. The task" },
     reply: [reply.json({ passed: true, summary: "Meets both acceptance criteria.", findings: [] })],
   });
 }

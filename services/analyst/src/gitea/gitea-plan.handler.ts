@@ -1,9 +1,9 @@
 import { reviewFindingSchema, type AnalystJob, type ReviewFinding, type TaskEvent } from "@ratatoskr/contracts";
 import type { ApplyTransitionOptions, Repositories, Task } from "@ratatoskr/db";
-import type { GitWorkspaces } from "@ratatoskr/git";
+import { readOnlyBreachReason, watchTrees, type GitWorkspaces } from "@ratatoskr/git";
 import { runCommandJob, type HeartbeatRedis } from "@ratatoskr/gitea";
 import type { AgentPolicy, OpencodeClient } from "@ratatoskr/opencode";
-import { loadStepTask, reportUnlessMovedOn, runWhileTaskRuns, settleDeadRuns, workspaceLines, type StoredEvent } from "@ratatoskr/pipeline";
+import { loadStepTask, reportUnlessMovedOn, resumeOptions, runWhileTaskRuns, settleDeadRuns, workspaceLines, type StoredEvent } from "@ratatoskr/pipeline";
 import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import { z } from "zod";
 import { buildPlannerPrompt, plannerVerdictSchema } from "./planner-prompt.ts";
@@ -21,7 +21,7 @@ const SETTLED_BY = ["command.plan-drafted", "command.answer-drafted", "command.s
 export interface GiteaPlanDeps {
   repos: Pick<Repositories, "tasks" | "traces" | "events">;
   transition(taskId: number, event: TaskEvent, options?: ApplyTransitionOptions): Promise<unknown>;
-  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl">;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "serverUrls">;
   git: GitWorkspaces;
   redis: HeartbeatRedis;
   prefix: string;
@@ -101,9 +101,11 @@ async function plan(
     workspace: workspaceLines(deps.git.taskDir(task.id), [ws])[0] ?? ".",
   });
   const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
-  const { resumeSessionId } = await settleDeadRuns(traced, task.id, PLANNER_AGENT);
+  const dead = await settleDeadRuns(traced, task.id, PLANNER_AGENT);
   // A revision round continues the planner's own conversation with the reviewer's findings.
-  const sessionId = resumeSessionId ?? (task.round > 1 ? ((await deps.repos.traces.findLatest(task.id, PLANNER_AGENT))?.sessionId ?? undefined) : undefined);
+  const earlier = !dead.resumeSessionId && task.round > 1 ? await deps.repos.traces.findLatest(task.id, PLANNER_AGENT) : null;
+  const resume = dead.resumeSessionId ? resumeOptions(dead.resumeSessionId, dead.resumeServerUrl) : resumeOptions(earlier?.sessionId, earlier?.serverUrl);
+  const trees = await watchTrees(deps.git, [ws]);
   const { stoppedBy, result } = await runWhileTaskRuns(
     { ...traced, statusPollMs: deps.statusPollMs },
     {
@@ -120,11 +122,16 @@ async function plan(
         schema: plannerVerdictSchema,
         idleTimeoutMs: deps.idleTimeoutMs,
         hardTimeoutMs: deps.hardTimeoutMs,
-        ...(sessionId ? { sessionId } : {}),
+        ...resume,
       },
     },
   );
   if (stoppedBy) return skipped(`command ${stoppedBy} during the planner run`);
+  const touched = await trees.changed();
+  if (touched.length > 0) {
+    await report({ type: "command.failed", reason: "planner" }, readOnlyBreachReason(PLANNER_AGENT, touched));
+    return { status: "failed", reason: "read-only-breach" };
+  }
   if (result.outcome !== "ok" || !result.verdict) {
     await report({ type: "command.failed", reason: "planner" }, `the planner ${result.outcome === "timeout" ? "timed out" : "failed"}: ${result.error?.message ?? result.outcome}`);
     return { status: "failed", reason: result.outcome };

@@ -1,5 +1,4 @@
-import { formatFinding, type ReviewFinding } from "@ratatoskr/contracts";
-import { visibleText } from "@ratatoskr/gitea";
+import { formatFinding, isBlankText, untrustedBlock, UNTRUSTED_REMINDER, type ReviewFinding } from "@ratatoskr/contracts";
 import { z } from "zod";
 
 /** The planner's strict-JSON verdict (agents/planner.md). */
@@ -28,11 +27,10 @@ export interface PlannerPromptInput {
 }
 
 function block(title: string, text: string | null | undefined): string[] {
-  const clean = visibleText(text ?? "");
-  return clean ? ["", `${title}:`, clean] : [];
+  return isBlankText(text, "markdown") ? [] : ["", `${title}:`, untrustedBlock(text, { label: title, markup: "markdown" })];
 }
 
-/** What the planner is asked; every Gitea text is the visible text only (G2). */
+/** What the planner is asked; every Gitea text is fenced as untrusted, as its reader sees it (G2, S4). */
 export function buildPlannerPrompt(input: PlannerPromptInput): string {
   const ask =
     input.command === "discuss"
@@ -46,13 +44,17 @@ export function buildPlannerPrompt(input: PlannerPromptInput): string {
     `Gitea command #${input.taskId}: \`/agent ${input.command}\` by @${input.requester} on ${input.target}, round ${input.round} of at most ${input.maxRounds}.`,
     ask,
     "",
-    `Issue title: ${visibleText(input.title ?? "") || "(untitled)"}`,
+    ...block("Issue title", input.title || "(untitled)"),
     ...block("Issue description", input.body),
     ...block("Current plan", input.currentPlan),
     ...block(`Request from @${input.requester}`, input.message),
-    ...(input.findings.length > 0 ? ["", "Reviewer findings:", ...input.findings.map((f) => `- ${formatFinding(f)}`)] : []),
+    ...(input.findings.length > 0
+      ? ["", "Reviewer findings:", untrustedBlock(input.findings.map((f) => `- ${formatFinding(f)}`).join("\n"), { label: "Reviewer findings" })]
+      : []),
     "",
-    `The repository is checked out at ${input.workspace} (read only).`,
+    "The repository is checked out here (read only):",
+    untrustedBlock(input.workspace, { label: "Repository (branch names may be chosen by people)" }),
+    UNTRUSTED_REMINDER,
     'Answer with exactly one JSON object: {"plan":"markdown plan","reply":"short message for the issue thread"}.',
   ].join("\n");
 }

@@ -1,7 +1,7 @@
 import type { AnalystJob } from "@ratatoskr/contracts";
 import type { DialogueTurn, Repositories, Task } from "@ratatoskr/db";
 import type { AgentPolicy, AgentRunResult, OpencodeClient } from "@ratatoskr/opencode";
-import { isLastAttempt, runTraced, settleDeadRuns } from "@ratatoskr/pipeline";
+import { isLastAttempt, resumeOptions, runTraced, settleDeadRuns } from "@ratatoskr/pipeline";
 import { PermanentError, skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import type { TaskDraft } from "../draft/draft-merge.ts";
 import { interpretVerdict, settleDraft, type AnalysisOutcome } from "../outcome/analysis-outcome.ts";
@@ -9,7 +9,7 @@ import { dialogueLanguage } from "../outcome/fallback-questions.ts";
 import { buildAnalystPrompt, type DialogueLine } from "../prompt/analyst-prompt.ts";
 import { findMissingRepositories } from "../repositories/repository-check.ts";
 import type { RepositoryDirectory } from "../repositories/repository-directory.ts";
-import { classifyRunFailure } from "../run/run-failure.ts";
+import { classifyRunFailure, problemOfThrown } from "../run/run-failure.ts";
 import { analystVerdictSchema, type AnalystVerdict } from "../verdict/analyst-verdict.schema.ts";
 import { releaseFailedAnalysis, settleAnalysis, type TransitionFn } from "./settle-analysis.ts";
 import { isAnalysisAlreadySettled } from "./stale-analysis.ts";
@@ -26,7 +26,7 @@ export interface AnalystHandlerDeps {
   repos: Pick<Repositories, "tasks" | "turns" | "traces" | "events">;
   /** Applies an event and dispatches its follow-ups (ServiceContext.transition). */
   transition: TransitionFn;
-  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl">;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "serverUrls">;
   /** Undefined: repositories are not checked (none configured). */
   repositories: RepositoryDirectory | undefined;
   /** The directory every analyst session works in (see ensureSharedAgentDir). */
@@ -83,8 +83,8 @@ export function createAnalyseTurnHandler(deps: AnalystHandlerDeps): JobHandler<"
       // Whatever broke (the repository host, the database), the last attempt must release the task.
       if (isLastAttempt(ctx.job) && !ctx.signal.aborted) {
         await releaseFailedAnalysis(
-          { transition: deps.transition, logger: ctx.logger, taskId: task.id },
-          "unavailable",
+          { transition: deps.transition, logger: ctx.logger, taskId: task.id, events: deps.repos.events },
+          problemOfThrown(err),
         ).catch((releaseErr: unknown) =>
           ctx.logger.error({ err: releaseErr }, "could not release the failed analysis"),
         );
@@ -109,8 +109,8 @@ async function analyse(deps: AnalystHandlerDeps, data: AnalystJob, task: Task, c
   const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
   // An attempt whose process died left its run unfinished and its session perhaps still working:
   // that session is interrupted and continued, so one analysis never has two live sessions.
-  const { resumeSessionId } = await settleDeadRuns(traced, task.id, ANALYST_AGENT);
-  ctx.logger.info({ pendingTurns: pending.length, forced, resumeSessionId }, "analysis started");
+  const { resumeSessionId, resumeServerUrl } = await settleDeadRuns(traced, task.id, ANALYST_AGENT);
+  ctx.logger.info({ pendingTurns: pending.length, forced, resumeSessionId, resumeServerUrl }, "analysis started");
   const result = await runTraced(traced, {
     taskId: task.id,
     round: null,
@@ -124,10 +124,10 @@ async function analyse(deps: AnalystHandlerDeps, data: AnalystJob, task: Task, c
       idleTimeoutMs: deps.idleTimeoutMs,
       hardTimeoutMs: deps.hardTimeoutMs,
       signal: ctx.signal,
-      ...(resumeSessionId ? { sessionId: resumeSessionId } : {}),
+      ...resumeOptions(resumeSessionId, resumeServerUrl),
     },
   });
-  const target = { transition: deps.transition, logger: ctx.logger, taskId: task.id };
+  const target = { transition: deps.transition, logger: ctx.logger, taskId: task.id, events: deps.repos.events };
 
   if (result.outcome !== "ok" || result.verdict === undefined) return handleFailedRun(result, target, ctx);
 

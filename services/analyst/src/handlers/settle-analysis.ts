@@ -3,7 +3,9 @@ import {
   DialogueTurnRepository,
   type ApplyTransitionOptions,
   type AppliedTransition,
+  type TaskEventRepository,
 } from "@ratatoskr/db";
+import type { JobEnd } from "@ratatoskr/pipeline";
 import type { Logger } from "@ratatoskr/runtime";
 import type { AnalysisOutcome } from "../outcome/analysis-outcome.ts";
 import {
@@ -120,13 +122,40 @@ export async function settleAnalysis(ctx: SettleContext, outcome: AnalysisOutcom
   return applied;
 }
 
-/** Releases an analysis that produced nothing usable; its turns stay pending for the next one. */
+export interface ReleaseTarget extends TransitionTarget {
+  events: Pick<TaskEventRepository, "list">;
+}
+
+/** Events after which a failing analysis counts from one again: an answer, or the person's word. */
+const STREAK_BREAKERS = new Set(["analyst.asked", "analyst.drafted", "analyst.repos-missing", "turn.received", "user.skipped", "user.retried"]);
+
+/** How many analyses will have failed in a row once this one is reported. */
+export function failedInARow(events: ReadonlyArray<{ type: string }>): number {
+  let failed = 1;
+  for (let i = events.length - 1; i >= 0 && !STREAK_BREAKERS.has(events[i]!.type); i--) {
+    if (events[i]!.type === "analyst.failed") failed++;
+  }
+  return failed;
+}
+
+/**
+ * Releases an analysis that produced nothing usable, telling the person `problem`. A problem of
+ * the machinery (not of the answer) analyses the pending turns again at once, a few times in a
+ * row (the reducer decides); otherwise they stay pending for the person's next message. A sweep
+ * passes the version it judged the task at, so an analysis reported meanwhile is not undone.
+ */
 export async function releaseFailedAnalysis(
-  ctx: TransitionTarget,
+  ctx: ReleaseTarget,
   problem: AnalystProblem,
+  options: Pick<ApplyTransitionOptions, "expectVersion"> = {},
 ): Promise<boolean> {
-  const applied = await applyOrSkip(ctx, { type: "analyst.failed", problem });
-  if (applied)
-    ctx.logger.warn({ problem }, "analysis failed; the person is told and the task waits for new input");
+  const inARow = failedInARow(await ctx.events.list(ctx.taskId));
+  const applied = await applyOrSkip(ctx, { type: "analyst.failed", problem, failedInARow: inARow }, options);
+  if (applied) ctx.logger.warn({ problem, failedInARow: inARow }, "analysis failed; the person is told why");
   return applied;
+}
+
+/** The problem of an analysis whose job ended outside its handler, from how the job ended. */
+export function lostAnalysisProblem(end: JobEnd): AnalystProblem {
+  return end.kind === "worker-died" ? "worker-died" : "internal";
 }

@@ -1,8 +1,8 @@
 import { QUEUE } from "@ratatoskr/contracts";
-import { listAwaitingAnalysis, type FollowUpDispatcher, type PrismaClient } from "@ratatoskr/db";
-import { startStepSweeper, sweepStep, type SweepResult, type SweptStep } from "@ratatoskr/pipeline";
+import { listAwaitingAnalysis, TaskEventRepository, type FollowUpDispatcher, type PrismaClient } from "@ratatoskr/db";
+import { readJobEnd, startStepSweeper, sweepStep, type SweepResult, type SweptStep } from "@ratatoskr/pipeline";
 import type { Logger, QueueSet } from "@ratatoskr/runtime";
-import { releaseFailedAnalysis, type TransitionFn } from "../handlers/settle-analysis.ts";
+import { lostAnalysisProblem, releaseFailedAnalysis, type TransitionFn } from "../handlers/settle-analysis.ts";
 
 export type { SweepResult } from "@ratatoskr/pipeline";
 
@@ -19,15 +19,20 @@ export interface AnalysisSweeperDeps {
 /**
  * The analysis step for the Postgres-driven sweep: every task that waits on an analysis
  * (`collecting` and `analysing`) with its newest analyst job. A job that ended without reporting
- * back releases the analysis with a message to the person, so the task never stays `analysing`
- * silently and the next message starts a new one.
+ * back releases the analysis with a message saying how the job ended (its worker died, or it
+ * failed), so the task never stays `analysing` silently; its pending turns are analysed again.
  */
 export function analysisStep(deps: Omit<AnalysisSweeperDeps, "dispatcher" | "logger" | "graceMs">): SweptStep {
   return {
     name: "analysis",
     waiting: () => listAwaitingAnalysis(deps.prisma),
     jobState: (jobId) => deps.queues.queues[QUEUE.analyst].getJobState(jobId),
-    release: (step, _state, logger) => releaseFailedAnalysis({ transition: deps.transition, logger, taskId: step.taskId }, "unavailable"),
+    release: async (step, state, logger) =>
+      releaseFailedAnalysis(
+        { transition: deps.transition, logger, taskId: step.taskId, events: new TaskEventRepository(deps.prisma) },
+        lostAnalysisProblem(await readJobEnd(deps.queues.queues[QUEUE.analyst], step.followUp.jobId, state)),
+        { expectVersion: step.taskVersion },
+      ),
   };
 }
 

@@ -1,3 +1,4 @@
+import { untrustedBlock, UNTRUSTED_REMINDER } from "@ratatoskr/contracts";
 import type { TaskDraft } from "../draft/draft-merge.ts";
 
 export interface DialogueLine {
@@ -47,12 +48,12 @@ function renderDraft(draft: TaskDraft): string {
 }
 
 function speaker(line: DialogueLine): string {
-  return line.role === "user" ? "Person" : "Analyst";
+  return line.role === "user" ? "Person" : "Analyst (your earlier answer)";
 }
 
-/** Multi-line messages stay readable: continuation lines are indented under their speaker. */
+/** Each message in a block of its own: one message cannot pose as another speaker's. */
 function renderLine(label: string, text: string): string {
-  return `${label}: ${text.trim().replace(/\n/g, "\n  ")}`;
+  return untrustedBlock(text, { label, markup: "plain" });
 }
 
 function renderHistory(history: readonly DialogueLine[]): string {
@@ -68,8 +69,9 @@ export function buildAnalystPrompt(input: AnalystPromptInput): string {
   const newMessages =
     input.newMessages.length === 0
       ? "(no new messages: analyse the dialogue as it stands)"
-      : input.newMessages.map((text) => renderLine("Person", text)).join("\n");
+      : input.newMessages.map((text) => renderLine("New message from the person", text)).join("\n");
   const instructions = [
+    UNTRUSTED_REMINDER,
     `Ask at most ${input.maxQuestions} question${input.maxQuestions === 1 ? "" : "s"}.`,
     ...(input.forced ? [SKIP_NOTE] : []),
     "Answer with exactly one JSON object as described in your instructions.",
@@ -77,7 +79,7 @@ export function buildAnalystPrompt(input: AnalystPromptInput): string {
   return [
     `Task #${input.taskId}.`,
     PROMPT_SECTIONS.draft,
-    renderDraft(input.draft),
+    untrustedBlock(renderDraft(input.draft), { label: "Current draft (from the person's messages)", markup: "plain" }),
     PROMPT_SECTIONS.history,
     renderHistory(input.history),
     PROMPT_SECTIONS.newMessages,

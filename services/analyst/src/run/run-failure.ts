@@ -1,11 +1,13 @@
 import type { AnalystProblem } from "@ratatoskr/contracts";
 import {
   AgentMessageError,
+  HaltedTurnError,
   ModelConfigError,
   OpencodeContractError,
   OpencodeHttpError,
   OpencodeTooOldError,
   OpencodeUnavailableError,
+  PromptQueueTimeoutError,
   ProviderError,
   SilentSessionError,
   VerdictValidationError,
@@ -28,15 +30,20 @@ export type RunFailure =
 
 function classifyError(error: Error | undefined, output: string): RunFailure {
   if (error instanceof VerdictValidationError) return { action: "settle", problem: verdictProblem(output) };
-  if (error instanceof OpencodeUnavailableError) return { action: "retry", problem: "unavailable" };
+  if (error instanceof OpencodeUnavailableError || error instanceof PromptQueueTimeoutError) {
+    return { action: "retry", problem: "unavailable" };
+  }
   // A provider that refused the credentials (401/403) or the request will refuse it again.
-  if (error instanceof ProviderError && !error.retryable) return { action: "settle", problem: "unavailable" };
+  if (error instanceof ProviderError && !error.retryable) return { action: "settle", problem: "provider-refused" };
   // The model produced nothing (provider down, model missing): often a passing provider outage.
-  if (error instanceof SilentSessionError || error instanceof AgentMessageError) {
+  if (error instanceof SilentSessionError || error instanceof AgentMessageError || error instanceof HaltedTurnError) {
     return { action: "retry", problem: "no-verdict" };
   }
   if (error instanceof OpencodeHttpError) {
-    return { action: isPermanentHttpStatus(error.status) ? "settle" : "retry", problem: "unavailable" };
+    // A 4xx means our request or the server's setup is wrong; a 5xx that the server is in trouble.
+    return isPermanentHttpStatus(error.status)
+      ? { action: "settle", problem: "server-misconfigured" }
+      : { action: "retry", problem: "unavailable" };
   }
   // A server too old, without the v2 routes, or a broken model setting: an operator must act.
   if (
@@ -44,9 +51,16 @@ function classifyError(error: Error | undefined, output: string): RunFailure {
     error instanceof OpencodeContractError ||
     error instanceof ModelConfigError
   ) {
-    return { action: "settle", problem: "unavailable" };
+    return { action: "settle", problem: "server-misconfigured" };
   }
-  return { action: "retry", problem: "unavailable" };
+  // Anything else is ours (a bug, the database): not a server that "could not be reached".
+  return { action: "retry", problem: "internal" };
+}
+
+/** The problem the person is told when the handler itself threw on its last attempt. */
+export function problemOfThrown(err: unknown): AnalystProblem {
+  const failure = classifyError(err instanceof Error ? err : undefined, "");
+  return "problem" in failure ? failure.problem : "internal";
 }
 
 export function classifyRunFailure(result: Pick<AgentRunResult, "outcome" | "error" | "output">): RunFailure {

@@ -1,5 +1,4 @@
-import { formatFinding, type ReviewFinding } from "@ratatoskr/contracts";
-import { visibleText } from "@ratatoskr/gitea";
+import { formatFinding, isBlankText, untrustedBlock, UNTRUSTED_REMINDER, type ReviewFinding } from "@ratatoskr/contracts";
 
 export interface GiteaDevPromptInput {
   taskId: number;
@@ -21,14 +20,19 @@ export interface GiteaDevPromptInput {
   findings: readonly ReviewFinding[];
 }
 
+/** A Gitea user's text (Markdown), fenced as untrusted with what its reader does not see removed. */
 function block(title: string, text: string | null | undefined): string[] {
-  const clean = visibleText(text ?? "");
-  return clean ? ["", `${title}:`, clean] : [];
+  return isBlankText(text, "markdown") ? [] : ["", `${title}:`, untrustedBlock(text, { label: title, markup: "markdown" })];
+}
+
+/** Text Ratatoskr or an agent assembled from people's text (findings, workspace lines): fenced, plain. */
+function lines(title: string, items: readonly string[]): string[] {
+  return items.length > 0 ? ["", `${title}:`, untrustedBlock(items.join("\n"), { label: title })] : [];
 }
 
 /**
- * The dev agent's prompt for a Gitea command. Every text a Gitea user wrote goes through
- * {@link visibleText} once more here, so hidden prompt injection never reaches the agent (G2).
+ * The dev agent's prompt for a Gitea command. Every text a Gitea user wrote is fenced as
+ * untrusted, hidden parts removed (G2, S4).
  */
 export function buildGiteaDevPrompt(input: GiteaDevPromptInput): string {
   const what =
@@ -41,15 +45,14 @@ export function buildGiteaDevPrompt(input: GiteaDevPromptInput): string {
     `Gitea command #${input.taskId}: \`/agent ${input.command}\` by @${input.requester} on ${input.target}, round ${input.round} of at most ${input.maxRounds}.`,
     what,
     "",
-    `Title: ${visibleText(input.title ?? "") || "(untitled)"}`,
+    ...block("Title", input.title || "(untitled)"),
     ...block("Description", input.body),
     ...block("The reviewed plan to follow", input.plan),
     ...block(`Request from @${input.requester}`, input.message),
-    ...(input.workspaces.length > 0 ? ["", "Repository (git working tree, already on the branch):", ...input.workspaces] : []),
-    ...(input.findings.length > 0
-      ? ["", `The reviewer rejected round ${input.round - 1}; address each finding:`, ...input.findings.map((f) => `- ${formatFinding(f)}`)]
-      : []),
+    ...lines("Repository (git working tree, already on the branch)", input.workspaces),
+    ...lines(`The reviewer rejected round ${input.round - 1}; address each finding`, input.findings.map((f) => `- ${formatFinding(f)}`)),
     "",
+    UNTRUSTED_REMINDER,
     "Work only inside this directory. Do not commit or push: Ratatoskr commits and pushes your changes.",
   ].join("\n");
 }

@@ -1,13 +1,23 @@
-import { reviewFindingSchema, type DevJob, type ReviewFinding, type TaskEvent } from "@ratatoskr/contracts";
+import { reviewFindingSchema, withCause, type DevJob, type ReviewFinding, type TaskEvent } from "@ratatoskr/contracts";
 import type { ApplyTransitionOptions, Task } from "@ratatoskr/db";
-import type { Workspace } from "@ratatoskr/git";
+import { movedRefsReason, roundTrailer, watchRemoteRefs, type Workspace } from "@ratatoskr/git";
 import { runCommandJob, type HeartbeatRedis } from "@ratatoskr/gitea";
-import { VerdictValidationError } from "@ratatoskr/opencode";
-import { loadStepTask, reportUnlessMovedOn, runWhileTaskRuns, settleDeadRuns, workspaceLines, type StoredEvent } from "@ratatoskr/pipeline";
+import { VerdictValidationError, type AgentRunResult } from "@ratatoskr/opencode";
+import {
+  finishedRunOf,
+  loadStepTask,
+  reportUnlessMovedOn,
+  resumeOptions,
+  runWhileTaskRuns,
+  settleDeadRuns,
+  workspaceLines,
+  type StoredEvent,
+} from "@ratatoskr/pipeline";
 import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import { z } from "zod";
 import { DEV_AGENT, DEV_POLICY, type DevHandlerDeps } from "../handlers/dev-round.handler.ts";
-import { devReportSchema } from "../prompt/dev-report.schema.ts";
+import { devReportSchema, type DevReport } from "../prompt/dev-report.schema.ts";
+import { deliverWork } from "../work/deliver-work.ts";
 import { buildGiteaDevPrompt } from "./gitea-dev-prompt.ts";
 
 const SETTLED_BY = ["command.dev-finished", "command.succeeded", "command.failed", "command.cancelled", "command.interrupted"] as const;
@@ -38,28 +48,34 @@ function originOf(task: Task): number | undefined {
  * The `dev` queue for Gitea commands (G3): `implement` and its revise rounds, `fix` (one shot,
  * one commit), and an agent PR's `iterate` (resumes the PR's dev session). The work is committed
  * as `agent: <title>` and pushed without force only when the agent finished; a cancelled run
- * leaves it unpushed (G7). One job runs one agent turn once: a job that began before and comes
- * back (its process died) fails the command instead of replaying the turn (G6).
+ * leaves it unpushed (G7). One job runs one agent turn once: a job that comes back (its process
+ * died) goes on from a run its dead attempt finished — its answer reused, its work committed or
+ * found already pushed — and otherwise fails the command instead of replaying the turn (G6).
  */
 export function createGiteaDevHandler(deps: GiteaDevDeps): JobHandler<"dev"> {
   return async (data, ctx) => {
     const found = await loadStepTask(deps.repos, data.taskId, ctx.job.id, { step: "dev job", settledBy: SETTLED_BY, round: data.round });
     if ("skip" in found) return skipped(found.skip);
     const { task, events } = found;
-    const report = reporter(deps, task.id, ctx);
+    const round = new GiteaDevRound(deps, data, ctx, task, reporter(deps, task.id, ctx));
+    const jobId = ctx.job.id ?? `${task.id}-dev-${data.round}`;
     return runCommandJob(
       {
         redis: deps.redis,
         prefix: deps.prefix,
         taskId: task.id,
-        jobId: ctx.job.id ?? `${task.id}-dev-${data.round}`,
+        jobId,
         signal: ctx.signal,
         what: `the dev run of round ${data.round}`,
         settleDeadRuns: () =>
           settleDeadRuns({ traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger }, task.id, DEV_AGENT),
-        fail: (reason) => report({ type: "command.failed", reason: "error" }, reason),
+        fail: (reason) => round.report({ type: "command.failed", reason: "error" }, reason),
+        pickUp: async () => {
+          const finished = await finishedRunOf(deps.repos.traces, { taskId: task.id, agent: DEV_AGENT, jobId, schema: devReportSchema });
+          return finished ? round.pickUp(finished) : undefined;
+        },
       },
-      () => runRound(deps, data, ctx, task, latestRejection(events), report),
+      () => round.run(latestRejection(events)),
     );
   };
 }
@@ -75,76 +91,127 @@ function reporter(deps: GiteaDevDeps, taskId: number, ctx: Ctx): Report {
     );
 }
 
-async function runRound(deps: GiteaDevDeps, data: DevJob, ctx: Ctx, task: Task, findings: ReviewFinding[], report: Report): Promise<unknown> {
-  const origin = originOf(task);
-  // A PR iterate works in the implement command's own tree, where its resumed session works.
-  const workTaskId = origin ?? task.id;
-  const ws: Workspace = await deps.git.prepare({ taskId: workTaskId, repo: task.repos[0] ?? "", branch: task.branch ?? "" });
-  // Start from what was pushed: a cancelled run's partial work never rides along, others' pushes do.
-  await deps.git.syncToRemote(ws);
-  const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
-  const { resumeSessionId } = await settleDeadRuns(traced, task.id, DEV_AGENT);
-  const earlier = origin ?? (data.kind === "revise" ? task.id : undefined);
-  const sessionId = resumeSessionId ?? (earlier ? (await deps.repos.traces.findLatest(earlier, DEV_AGENT))?.sessionId ?? undefined : undefined);
-  const plan = task.commandKind === "implement" ? await deps.repos.tasks.latestPlan(task.targetKey ?? "") : undefined;
-  const sign = task.targetType === "pr" ? "!" : "#";
-  const prompt = buildGiteaDevPrompt({
-    taskId: task.id,
-    command: task.commandKind ?? "implement",
-    target: `${task.repoOwner}/${task.repoName}${sign}${task.targetNumber}`,
-    round: data.round,
-    maxRounds: task.commandKind === "fix" ? 1 : task.maxRounds,
-    requester: task.requesterLogin ?? "?",
-    title: task.title,
-    body: task.goal,
-    message: task.commandMessage,
-    plan,
-    workspaces: workspaceLines(deps.git.taskDir(workTaskId), [ws]),
-    findings,
-  });
-  const { stoppedBy, result } = await runWhileTaskRuns(
-    { ...traced, statusPollMs: deps.statusPollMs },
-    {
+class GiteaDevRound {
+  /** An agent PR's iterate works in the implement command's own tree, where its resumed session works. */
+  private readonly origin: number | undefined;
+  private readonly workTaskId: number;
+
+  constructor(
+    private readonly deps: GiteaDevDeps,
+    private readonly data: DevJob,
+    private readonly ctx: Ctx,
+    private readonly task: Task,
+    readonly report: Report,
+  ) {
+    this.origin = originOf(task);
+    this.workTaskId = this.origin ?? task.id;
+  }
+
+  private prepare(): Promise<Workspace> {
+    return this.deps.git.prepare({ taskId: this.workTaskId, repo: this.task.repos[0] ?? "", branch: this.task.branch ?? "" });
+  }
+
+  async run(findings: ReviewFinding[]): Promise<unknown> {
+    const ws = await this.prepare();
+    // Start from what was pushed: a cancelled run's partial work never rides along, others' pushes do.
+    await this.deps.git.syncToRemote(ws);
+    const remote = await watchRemoteRefs(this.deps.git, [ws]);
+    const { stoppedBy, result } = await this.runAgent(ws, findings);
+    // Only the service pushes, and only the task branch: anything else that moved fails the command.
+    const moved = await remote.moved();
+    if (moved.length > 0) {
+      await this.report({ type: "command.failed", reason: "error" }, movedRefsReason(moved));
+      return { status: "failed", reason: "remote-refs-moved" };
+    }
+    if (stoppedBy) return skipped(`command ${stoppedBy} during the dev run; its work stays unpushed`);
+    return this.settle(ws, result, false);
+  }
+
+  /**
+   * A replay whose dead attempt finished its run (and perhaps pushed): the run's answer is reused
+   * and its work taken from the tree (never reset here) or found on the branch. Undefined when
+   * the work is in neither place: then the replay fails as a cut-off turn.
+   */
+  async pickUp(finished: AgentRunResult<DevReport>): Promise<unknown> {
+    const ws = await this.prepare();
+    this.ctx.logger.info({ sessionId: finished.sessionId }, "a dead attempt finished its dev run; going on from it without running the agent again");
+    return this.settle(ws, finished, true);
+  }
+
+  private async runAgent(ws: Workspace, findings: ReviewFinding[]) {
+    const { deps, data, task, ctx } = this;
+    const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
+    const dead = await settleDeadRuns(traced, task.id, DEV_AGENT);
+    const earlier = this.origin ?? (data.kind === "revise" ? task.id : undefined);
+    const latest = !dead.resumeSessionId && earlier ? await deps.repos.traces.findLatest(earlier, DEV_AGENT) : null;
+    const resume = dead.resumeSessionId ? resumeOptions(dead.resumeSessionId, dead.resumeServerUrl) : resumeOptions(latest?.sessionId, latest?.serverUrl);
+    const plan = task.commandKind === "implement" ? await deps.repos.tasks.latestPlan(task.targetKey ?? "") : undefined;
+    const sign = task.targetType === "pr" ? "!" : "#";
+    const prompt = buildGiteaDevPrompt({
       taskId: task.id,
+      command: task.commandKind ?? "implement",
+      target: `${task.repoOwner}/${task.repoName}${sign}${task.targetNumber}`,
       round: data.round,
-      storeOnTask: true,
-      signal: ctx.signal,
-      what: "dev run",
-      run: {
-        agent: DEV_AGENT,
-        directory: deps.git.taskDir(workTaskId),
-        prompt,
-        policy: DEV_POLICY,
-        schema: devReportSchema,
-        idleTimeoutMs: deps.idleTimeoutMs,
-        hardTimeoutMs: deps.hardTimeoutMs,
-        ...(sessionId ? { sessionId } : {}),
+      maxRounds: task.commandKind === "fix" ? 1 : task.maxRounds,
+      requester: task.requesterLogin ?? "?",
+      title: task.title,
+      body: task.goal,
+      message: task.commandMessage,
+      plan,
+      workspaces: workspaceLines(deps.git.taskDir(this.workTaskId), [ws]),
+      findings,
+    });
+    return runWhileTaskRuns(
+      { ...traced, statusPollMs: deps.statusPollMs },
+      {
+        taskId: task.id,
+        round: data.round,
+        storeOnTask: true,
+        jobId: ctx.job.id,
+        signal: ctx.signal,
+        what: "dev run",
+        run: {
+          agent: DEV_AGENT,
+          directory: deps.git.taskDir(this.workTaskId),
+          prompt,
+          policy: DEV_POLICY,
+          schema: devReportSchema,
+          idleTimeoutMs: deps.idleTimeoutMs,
+          hardTimeoutMs: deps.hardTimeoutMs,
+          ...resume,
+        },
       },
-    },
-  );
-  if (stoppedBy) return skipped(`command ${stoppedBy} during the dev run; its work stays unpushed`);
-  const unreadable = result.outcome === "failed" && result.error instanceof VerdictValidationError;
-  if (result.outcome !== "ok" && !unreadable) {
-    await report({ type: "command.failed", reason: result.outcome }, `the dev agent ${result.outcome === "timeout" ? "timed out" : "failed"} in round ${data.round}: ${result.error?.message ?? result.outcome}`);
-    return { status: "failed", reason: result.outcome };
+    );
   }
-  if (result.verdict && !result.verdict.done) {
-    await report({ type: "command.failed", reason: "not-done" }, `the dev agent could not finish: ${result.verdict.summary}`);
-    return { status: "failed", reason: "not-done" };
+
+  private async settle(ws: Workspace, result: AgentRunResult<DevReport>, pickedUp: boolean): Promise<unknown> {
+    const { data, task } = this;
+    const unreadable = result.outcome === "failed" && result.error instanceof VerdictValidationError;
+    if (result.outcome !== "ok" && !unreadable) {
+      await this.report({ type: "command.failed", reason: result.outcome }, withCause(`the dev agent ${result.outcome === "timeout" ? "timed out" : "failed"} in round ${data.round}`, result.error?.message ?? result.outcome));
+      return { status: "failed", reason: result.outcome };
+    }
+    if (result.verdict && !result.verdict.done) {
+      await this.report({ type: "command.failed", reason: "not-done" }, `the dev agent could not finish: ${result.verdict.summary}`);
+      return { status: "failed", reason: "not-done" };
+    }
+    const title = task.title ?? `command ${task.id}`;
+    const trailer = roundTrailer({ taskId: task.id, round: data.round, noun: "command" });
+    const subject = task.commandKind === "fix" ? `agent: fix ${title}` : `agent: ${title}`;
+    const delivered = await deliverWork(this.deps.git, [ws], { message: `${subject}\n\n${trailer}`, trailer });
+    // A picked-up run whose work is gone (another replica's tree) is not this round's work.
+    if (pickedUp && !delivered.changed) return undefined;
+    if (!delivered.changed && (data.round === 1 || task.commandKind === "fix")) {
+      await this.report({ type: "command.failed", reason: "nothing-changed" }, `the dev agent changed no file in round ${data.round}`);
+      return { status: "failed", reason: "nothing-changed" };
+    }
+    const commit = delivered.commit;
+    const summary = result.verdict?.summary ?? "(the agent's summary was unreadable)";
+    if (task.commandKind === "fix") {
+      await this.report({ type: "command.succeeded" }, undefined, { resultText: `Pushed ${commit} to \`${ws.branch}\`: ${summary}${result.verdict?.testsRun ? `\n\nChecks: ${result.verdict.testsRun}` : ""}` });
+      return { status: "succeeded", commit };
+    }
+    await this.report({ type: "command.dev-finished", commit, summary, ...(result.verdict?.testsRun ? { testsRun: result.verdict.testsRun } : {}) });
+    return { status: "finished", round: data.round, commit };
   }
-  const title = task.title ?? `command ${task.id}`;
-  const sha = await deps.git.commitAll(ws, task.commandKind === "fix" ? `agent: fix ${title}` : `agent: ${title}`);
-  if (sha === null && (data.round === 1 || task.commandKind === "fix")) {
-    await report({ type: "command.failed", reason: "nothing-changed" }, `the dev agent changed no file in round ${data.round}`);
-    return { status: "failed", reason: "nothing-changed" };
-  }
-  const pushed = await deps.git.push(ws);
-  const commit = pushed.sha.slice(0, 7);
-  const summary = result.verdict?.summary ?? "(the agent's summary was unreadable)";
-  if (task.commandKind === "fix") {
-    await report({ type: "command.succeeded" }, undefined, { resultText: `Pushed ${commit} to \`${ws.branch}\`: ${summary}${result.verdict?.testsRun ? `\n\nChecks: ${result.verdict.testsRun}` : ""}` });
-    return { status: "succeeded", commit };
-  }
-  await report({ type: "command.dev-finished", commit, summary, ...(result.verdict?.testsRun ? { testsRun: result.verdict.testsRun } : {}) });
-  return { status: "finished", round: data.round, commit };
 }

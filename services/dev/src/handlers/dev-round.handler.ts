@@ -1,15 +1,17 @@
-import type { DevJob, TaskEvent } from "@ratatoskr/contracts";
-import type { ApplyTransitionOptions, Repositories, Task } from "@ratatoskr/db";
-import { PushRejectedError, type GitWorkspaces, type Workspace } from "@ratatoskr/git";
+import { withCause, type DevJob, type TaskEvent } from "@ratatoskr/contracts";
+import { budgetPassed, type ApplyTransitionOptions, type Repositories, type Task } from "@ratatoskr/db";
+import { commitMessage, movedRefsReason, PushRejectedError, roundTrailer, watchRemoteRefs, type GitWorkspaces, type Workspace } from "@ratatoskr/git";
 import { VerdictValidationError, type AgentPolicy, type AgentRunResult, type OpencodeClient } from "@ratatoskr/opencode";
 import {
   errorMessage,
+  finishedRunOf,
   isLastAttempt,
   latestFindings,
   loadStepTask,
   overBudgetRefusal,
   prepareTaskWorkspaces,
   reportUnlessMovedOn,
+  resumeOptions,
   runWhileTaskRuns,
   settleDeadRuns,
   taskBranch,
@@ -36,7 +38,7 @@ const SETTLED_BY = ["dev.finished", "run.failed", "run.timed_out"] as const;
 export interface DevHandlerDeps {
   repos: Pick<Repositories, "tasks" | "traces" | "events">;
   transition: TransitionFn;
-  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl" | "sessionProgress">;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "serverUrls" | "sessionProgress">;
   git: GitWorkspaces;
   idleTimeoutMs: number;
   hardTimeoutMs: number;
@@ -57,15 +59,17 @@ export function createDevRoundHandler(deps: DevHandlerDeps): JobHandler<"dev"> {
     const found = await loadStepTask(deps.repos, data.taskId, ctx.job.id, rule);
     if ("skip" in found) return skipped(found.skip);
     const { task } = found;
-    const overBudget = data.kind === "fix" ? undefined : await overBudgetRefusal(deps, task.id, data.kind);
+    // The run an earlier attempt of this job finished is paid for: the budget has nothing to hold back.
+    const finished = await finishedRunOf(deps.repos.traces, { taskId: task.id, agent: DEV_AGENT, jobId: ctx.job.id, schema: devReportSchema });
+    const overBudget = data.kind === "fix" || finished ? undefined : await overBudgetRefusal(deps, task.id, data.kind);
     if (overBudget) return skipped(overBudget);
     const round = new DevRound(deps, data, ctx);
     try {
-      return await round.run(task);
+      return await round.run(task, finished);
     } catch (err) {
       if (ctx.signal.aborted || !isLastAttempt(ctx.job)) throw err;
       // The last attempt settles the task: a person learns why, instead of a task stuck running.
-      await round.report({ type: "run.failed", reason: `dev round ${data.round} failed: ${errorMessage(err)}` });
+      await round.report({ type: "run.failed", reason: withCause(`dev round ${data.round} failed`, errorMessage(err)) });
       throw err;
     }
   };
@@ -97,7 +101,7 @@ class DevRound {
     );
   }
 
-  async run(task: Task): Promise<unknown> {
+  async run(task: Task, finished: AgentRunResult<DevReport> | undefined): Promise<unknown> {
     const branch = taskBranch(task);
     if (task.status === "approved" && !(await this.report({ type: "dev.started" }, { patch: { branch } }))) {
       return skipped("task moved on before the dev round started");
@@ -106,12 +110,21 @@ class DevRound {
     try {
       workspaces = await prepareTaskWorkspaces(this.deps.git, { ...task, branch });
     } catch (err) {
-      await this.report({ type: "run.failed", reason: `could not prepare the repositories: ${errorMessage(err)}` });
+      await this.report({ type: "run.failed", reason: withCause("could not prepare the repositories", errorMessage(err)) });
       return { status: "failed", reason: "workspace" };
     }
     if (!(await this.stillRunning())) return skipped("task moved on while its repositories were prepared");
+    const pickedUp = finished ? await this.pickUp(task, workspaces, finished) : undefined;
+    if (pickedUp) return pickedUp;
 
+    const remote = await watchRemoteRefs(this.deps.git, workspaces);
     const result = await this.runAgent(task, workspaces);
+    // Only the service pushes, and only the task branch: anything else that moved fails the task.
+    const moved = await remote.moved();
+    if (moved.length > 0) {
+      await this.report({ type: "run.failed", reason: movedRefsReason(moved) });
+      return { status: "failed", reason: "remote-refs-moved" };
+    }
     if (result === "stopped") {
       await this.deliverQuietly(task, workspaces);
       return skipped("task stopped during the dev run; the work so far is pushed");
@@ -142,13 +155,18 @@ class DevRound {
 
   /** The agent run, watched: "stopped" when the task left `running` (cancel) during it. */
   private async runAgent(task: Task, workspaces: Workspace[]): Promise<AgentRunResult<DevReport> | "stopped"> {
-    const { resumeSessionId } = await settleDeadRuns(this.traced, task.id, DEV_AGENT);
-    // `/continue N` resumes the session that timed out; a retried job the session of its dead attempt.
-    const sessionId = this.data.kind === "continue" ? (task.agentSessionId ?? resumeSessionId) : resumeSessionId;
+    const dead = await settleDeadRuns(this.traced, task.id, DEV_AGENT);
+    // `/continue N` resumes the session that timed out; a retried job the session of its dead
+    // attempt. Either way on the opencode server that holds it.
+    const resume =
+      this.data.kind === "continue" && task.agentSessionId
+        ? resumeOptions(task.agentSessionId, task.agentServerUrl)
+        : resumeOptions(dead.resumeSessionId, dead.resumeServerUrl);
     const { stoppedBy, result } = await runWhileTaskRuns(this.traced, {
       taskId: task.id,
       round: this.data.round,
       storeOnTask: true,
+      jobId: this.ctx.job.id,
       signal: this.ctx.signal,
       what: "dev run",
       run: {
@@ -159,7 +177,7 @@ class DevRound {
         schema: devReportSchema,
         idleTimeoutMs: this.deps.idleTimeoutMs,
         hardTimeoutMs: this.deps.hardTimeoutMs,
-        ...(sessionId ? { sessionId } : {}),
+        ...resume,
       },
     });
     if (!stoppedBy) return result;
@@ -169,7 +187,8 @@ class DevRound {
 
   private async deliver(task: Task, workspaces: Workspace[]): Promise<DeliveredWork> {
     await this.progress.report({ stage: "committing and pushing" });
-    return deliverWork(this.deps.git, workspaces, { id: task.id, title: task.title, round: this.data.round });
+    const round = { taskId: task.id, title: task.title ?? `task ${task.id}`, round: this.data.round };
+    return deliverWork(this.deps.git, workspaces, { message: commitMessage(round), trailer: roundTrailer(round) });
   }
 
   private async deliverQuietly(task: Task, workspaces: Workspace[]): Promise<void> {
@@ -186,20 +205,44 @@ class DevRound {
       const reason = result.error?.message ?? `run ended ${result.outcome}`;
       if (!isLastAttempt(this.ctx.job)) throw new Error(`dev run failed, will retry: ${reason}`);
       await this.deliverQuietly(task, workspaces);
-      await this.report({ type: "run.failed", reason: `the dev agent failed in round ${round}: ${reason}` });
+      await this.report({ type: "run.failed", reason: withCause(`the dev agent failed in round ${round}`, reason) });
       return { status: "failed", reason };
     }
-    let delivered: DeliveredWork;
+    const delivered = await this.deliverUnlessRejected(task, workspaces);
+    return "failed" in delivered ? delivered.failed : this.conclude(result, delivered);
+  }
+
+  /**
+   * A retry of a job whose run finished before its process died (after its push, say): the run's
+   * answer is reused and its work delivered from the tree or found on the branch, so the model is
+   * not paid twice. Undefined when that work is in neither place (another replica's tree): the
+   * round then runs again.
+   */
+  private async pickUp(task: Task, workspaces: Workspace[], finished: AgentRunResult<DevReport>): Promise<unknown> {
+    const delivered = await this.deliverUnlessRejected(task, workspaces);
+    if ("failed" in delivered) return delivered.failed;
+    if (!delivered.changed && finished.outcome === "ok") {
+      this.ctx.logger.warn({ sessionId: finished.sessionId }, "the finished dev run's work is neither in the tree nor on the branch; the round runs again");
+      return undefined;
+    }
+    this.ctx.logger.info({ sessionId: finished.sessionId, commit: delivered.commit }, "picked up the dev run a dead attempt finished; the model is not run again");
+    return this.conclude(finished, delivered);
+  }
+
+  private async deliverUnlessRejected(task: Task, workspaces: Workspace[]): Promise<DeliveredWork | { failed: unknown }> {
     try {
-      delivered = await this.deliver(task, workspaces);
+      return await this.deliver(task, workspaces);
     } catch (err) {
       if (!(err instanceof PushRejectedError)) throw err;
-      await this.report({
-        type: "run.failed",
-        reason: `push of ${workspaces[0]?.branch ?? "the task branch"} rejected: the remote branch moved (someone else pushed); nothing was forced. ${err.message}`,
-      });
-      return { status: "failed", reason: "push-rejected" };
+      // The error names the branch, the repository and why; a summary in front would say it twice.
+      await this.report({ type: "run.failed", reason: err.message });
+      return { failed: { status: "failed", reason: "push-rejected" } };
     }
+  }
+
+  /** What a delivered round reports: timed out, not done, nothing changed, or finished. */
+  private async conclude(result: AgentRunResult<DevReport>, delivered: DeliveredWork): Promise<unknown> {
+    const round = this.data.round;
     if (result.outcome === "timeout") {
       await this.report({ type: "run.timed_out" });
       return { status: "timeout", kind: result.timeoutKind, sessionId: result.sessionId, commit: delivered.commit };
@@ -212,7 +255,9 @@ class DevRound {
       await this.report({ type: "run.failed", reason: `the dev agent changed nothing in round ${round}` });
       return { status: "failed", reason: "nothing-changed" };
     }
-    await this.report({ type: "dev.finished", commit: delivered.commit });
+    // A round that passed the budget leaves its review to the person's Continue.
+    const overBudget = this.data.kind === "fix" ? undefined : await budgetPassed(this.deps.repos, this.data.taskId);
+    await this.report({ type: "dev.finished", commit: delivered.commit, ...(overBudget ? { overBudget } : {}) });
     return { status: "finished", round, commit: delivered.commit };
   }
 }

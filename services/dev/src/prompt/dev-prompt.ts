@@ -1,4 +1,4 @@
-import { formatFinding, type ReviewFinding } from "@ratatoskr/contracts";
+import { formatFinding, untrustedBlock, UNTRUSTED_REMINDER, type ReviewFinding } from "@ratatoskr/contracts";
 
 export interface DevPromptInput {
   taskId: number;
@@ -14,17 +14,18 @@ export interface DevPromptInput {
   findings: readonly ReviewFinding[];
 }
 
+/** A part of the prompt whose text came from people (or from an agent reading them): fenced. */
 function section(title: string, lines: readonly string[]): string[] {
-  return lines.length > 0 ? ["", `${title}:`, ...lines] : [];
+  return lines.length > 0 ? ["", `${title}:`, untrustedBlock(lines.join("\n"), { label: title })] : [];
 }
 
 /** The dev agent's prompt for one round: the approved draft, where to work, and what review asked. */
 export function buildDevPrompt(input: DevPromptInput): string {
   return [
-    `Task #${input.taskId}, round ${input.round} of at most ${input.maxRounds}: ${input.title ?? "(untitled)"}`,
-    "",
-    `Goal: ${input.goal ?? "(not given)"}`,
-    ...(input.why ? [`Why: ${input.why}`] : []),
+    `Task #${input.taskId}, round ${input.round} of at most ${input.maxRounds}. The approved task, as the person asked for it:`,
+    ...section("Title", [input.title ?? "(untitled)"]),
+    ...section("Goal", [input.goal ?? "(not given)"]),
+    ...section("Why", input.why ? [input.why] : []),
     ...section(
       "Acceptance criteria",
       input.acceptanceCriteria.map((criterion) => `- ${criterion}`),
@@ -35,6 +36,7 @@ export function buildDevPrompt(input: DevPromptInput): string {
       input.findings.map((finding) => `- ${formatFinding(finding)}`),
     ),
     "",
+    UNTRUSTED_REMINDER,
     "Work only inside these directories. Do not commit or push: Ratatoskr commits and pushes your changes.",
   ].join("\n");
 }

@@ -2,6 +2,7 @@ import fastifyBasicAuth from "@fastify/basic-auth";
 import type { Queue } from "bullmq";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { sameSecret } from "../security/same-secret.ts";
+import { LockedOutError, type LoginGuard } from "./login-guard.ts";
 
 export const BULL_BOARD_PATH = "/admin/queues";
 
@@ -10,7 +11,14 @@ export interface BullBoardOptions {
   user: string;
   password: string;
   readOnly: boolean;
+  /** Counts failed logins per client and locks a guessing client out. */
+  guard: LoginGuard;
+  /** The full readiness report (with each failure's reason), shown to a logged-in operator. */
+  readinessDetail?: () => Promise<unknown>;
 }
+
+/** Readiness with the reasons, for an operator behind the board's login (never on /health/ready). */
+export const HEALTH_DETAIL_PATH = "/admin/health";
 
 /** Hop-by-hop or recomputed headers, not copied between the two servers. */
 const NOT_FORWARDED = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "date"]);
@@ -75,14 +83,35 @@ export async function registerBullBoard(app: FastifyInstance, opts: BullBoardOpt
   await app.register(async (scope) => {
     await scope.register(fastifyBasicAuth, {
       authenticate: { realm: "Ratatoskr queues" },
-      validate: async (user, password) => {
+      validate: async (user, password, request) => {
         // Evaluate both so the time taken does not tell which one was wrong.
         const userOk = sameSecret(user, opts.user);
         const passwordOk = sameSecret(password, opts.password);
-        if (!userOk || !passwordOk) throw new Error("invalid credentials");
+        if (!userOk || !passwordOk) {
+          await opts.guard.failed(request.ip, "wrong-credentials");
+          throw new Error("invalid credentials");
+        }
+        // Right, but from a client locked out for guessing: refused until the lockout ends.
+        await opts.guard.check(request.ip);
+        await opts.guard.succeeded(request.ip);
       },
     });
+    // A request without credentials is a browser's first visit as often as a guess: not counted
+    // as a failure, but refused like any other while the client is locked out.
+    scope.addHook("onRequest", async (request) => {
+      if (request.headers.authorization === undefined) await opts.guard.check(request.ip);
+    });
     scope.addHook("onRequest", scope.basicAuth);
+    scope.setErrorHandler(async (error, _request, reply) => {
+      if (error instanceof LockedOutError)
+        return reply.code(429).header("retry-after", String(error.retryAfterS)).send({ error: error.message });
+      const status = (error as { statusCode?: number }).statusCode ?? 500;
+      return reply.code(status).send({ error: status === 401 ? "unauthorized" : "request failed" });
+    });
+    if (opts.readinessDetail) {
+      const detail = opts.readinessDetail;
+      scope.get(HEALTH_DETAIL_PATH, async () => detail());
+    }
     // The board parses bodies itself; here any body stays the bytes that came in.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser("*", { parseAs: "buffer" }, (_request, body, done) => done(null, body));

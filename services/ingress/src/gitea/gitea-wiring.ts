@@ -8,11 +8,14 @@ import { createIntakeHandler } from "./intake/intake.handler.ts";
 import type { IntakeDeps, SessionInterrupter } from "./intake/intake-deps.ts";
 import { failOrphanedRuns } from "./intake/running-recovery.ts";
 import { coalescedDispatch } from "./store/coalesced-dispatch.ts";
-import { createCommandAcceptor, type AcceptOutcome } from "./store/command-acceptor.ts";
+import { createCommandAcceptor } from "./store/command-acceptor.ts";
+import { createCommandInbox } from "./store/command-inbox.ts";
 import { sweepRepository } from "./sweep/comment-sweeper.ts";
 import { registerGiteaWebhook } from "./webhook/gitea-webhook.route.ts";
 
 const RECOVERY_INTERVAL_MS = 15_000;
+/** How often stored commands nobody made into tasks (a crash after the answer) are looked for. */
+const INBOX_SWEEP_INTERVAL_MS = 5_000;
 
 export interface GiteaFrontDoor {
   intake: JobHandler<"intake">;
@@ -50,7 +53,8 @@ export function giteaFrontDoor(
         "accepted commands not queued yet; the reconciler will",
       ),
   );
-  const dispatch = (outcome: Extract<AcceptOutcome, { status: "accepted" }>) => dispatchRows(outcome.followUps);
+  const inbox = createCommandInbox({ pool: ctx.db.pool, dispatch: dispatchRows, logger });
+  const stored = () => inbox.kick();
   const deps: IntakeDeps = {
     repos: ctx.repos,
     db: ctx.db,
@@ -71,7 +75,7 @@ export function giteaFrontDoor(
         bodyLimitBytes: config.bodyLimitBytes,
         botLogin: () => botLogin,
         accept,
-        dispatch,
+        stored,
         logger,
       }),
     start: async () => {
@@ -82,6 +86,15 @@ export function giteaFrontDoor(
       }
       stops.push(
         startPeriodicTask({
+          name: "gitea-command-inbox",
+          intervalMs: INBOX_SWEEP_INTERVAL_MS,
+          logger,
+          run: async () => void (await inbox.drain()),
+        }),
+        inbox.idle,
+      );
+      stops.push(
+        startPeriodicTask({
           name: "gitea-running-recovery",
           intervalMs: RECOVERY_INTERVAL_MS,
           logger,
@@ -89,7 +102,7 @@ export function giteaFrontDoor(
         }),
       );
       if (config.sweepIntervalMs > 0 && config.repos.length > 0) {
-        const sweepDeps = { gitea, repos: ctx.repos, botLogin: () => botLogin, accept, dispatch, logger };
+        const sweepDeps = { gitea, repos: ctx.repos, botLogin: () => botLogin, accept, stored, logger };
         stops.push(
           startPeriodicTask({
             name: "gitea-comment-sweep",

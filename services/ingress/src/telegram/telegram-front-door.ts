@@ -1,5 +1,5 @@
 import type { IncomingUpdate } from "@ratatoskr/db";
-import type { Logger } from "@ratatoskr/runtime";
+import { MAX_INPUT_DEPTH, nestedDeeperThan, type Logger } from "@ratatoskr/runtime";
 import type { FastifyInstance } from "fastify";
 import { commandMenu } from "./bot-commands.ts";
 import type { TelegramIntake } from "./config/telegram.config.ts";
@@ -38,6 +38,7 @@ export interface TelegramFrontDoor {
 }
 
 const MAX_SETUP_RETRY_DELAY_MS = 60_000;
+const TOO_DEEP = `update nested deeper than ${MAX_INPUT_DEPTH} levels; no Telegram update does`;
 
 /** The Telegram side of ingress: update intake (polling or webhook) into the inbox, then handlers. */
 export function createTelegramFrontDoor(opts: TelegramFrontDoorOptions): TelegramFrontDoor {
@@ -63,10 +64,19 @@ export function createTelegramFrontDoor(opts: TelegramFrontDoorOptions): Telegra
   /** Webhook updates arriving together are stored in one statement (see createUpdateBatcher). */
   const storeUpdate = createUpdateBatcher((updates) => store.accept(updates));
 
-  function incomingOf(body: unknown): IncomingUpdate | null {
+  /**
+   * What is stored of an update: the text it came as (webhook), or its JSON (polling: telegraf
+   * parsed the whole answer). One nested past what any real update does is stored as poison
+   * (polled, with its id only: it cannot be serialised): acknowledged once, never handled, never
+   * a failure that repeats.
+   */
+  function incomingOf(body: unknown, raw?: string): IncomingUpdate | null {
     const envelope = updateEnvelope(body);
     if (!envelope.ok) return null;
-    return { updateId: envelope.updateId, chatId: envelope.chatId, payload: JSON.stringify(body) };
+    const { updateId, chatId } = envelope;
+    if (nestedDeeperThan(body))
+      return { updateId, chatId, payload: raw ?? JSON.stringify({ update_id: updateId }), poison: TOO_DEEP };
+    return { updateId, chatId, payload: raw ?? JSON.stringify(body) };
   }
 
   const kick = (update: IncomingUpdate) =>
@@ -77,7 +87,7 @@ export function createTelegramFrontDoor(opts: TelegramFrontDoorOptions): Telegra
    * is confirmed. Throws when the database is away: nothing was taken, the poller retries.
    */
   async function onBatch(updates: ReadonlyArray<{ update_id: number }>): Promise<void> {
-    const incoming = updates.map(incomingOf).filter((u): u is IncomingUpdate => u !== null);
+    const incoming = updates.map((u) => incomingOf(u)).filter((u): u is IncomingUpdate => u !== null);
     if (incoming.length < updates.length)
       log.warn(
         { malformed: updates.length - incoming.length },
@@ -129,9 +139,9 @@ export function createTelegramFrontDoor(opts: TelegramFrontDoorOptions): Telegra
         path: opts.intake.path,
         secret: opts.intake.secret,
         logger: log,
-        async accept(body) {
+        async accept({ raw, json }) {
           if (stopping.signal.aborted) return "closed";
-          const update = incomingOf(body);
+          const update = incomingOf(json, raw);
           if (!update) return "malformed";
           await storeUpdate(update);
           kick(update);

@@ -71,7 +71,7 @@ export class GiteaHarness {
 
   async taskOfComment(commentId: number): Promise<Task> {
     return vi.waitFor(async () => {
-      const task = await this.prisma.task.findUnique({ where: { commentId: BigInt(commentId) } });
+      const task = await this.prisma.task.findFirst({ where: { commentId: BigInt(commentId) } });
       if (!task) throw new Error(`no task for comment ${commentId}`);
       return task;
     }, WAIT);

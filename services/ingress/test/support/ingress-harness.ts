@@ -65,8 +65,19 @@ export class IngressHarness {
 
   // ---- the person ----
 
-  say(chatId: number, text: string, fromUserId?: number): void {
-    this.fake.sendText(chatId, text, fromUserId === undefined ? {} : { from: { id: fromUserId } });
+  /** `rawFields`: message fields as JSON text, sent as given (input JSON.stringify cannot make). */
+  say(
+    chatId: number,
+    text: string,
+    fromUserId?: number,
+    rawFields?: Record<string, string>,
+    threadId?: number,
+  ): void {
+    this.fake.sendText(chatId, text, {
+      ...(fromUserId === undefined ? {} : { from: { id: fromUserId } }),
+      ...(rawFields ? { rawFields } : {}),
+      ...(threadId === undefined ? {} : { threadId }),
+    });
     this.pushed += 1;
   }
 

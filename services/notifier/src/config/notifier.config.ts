@@ -54,7 +54,7 @@ export const NOTIFIER_CONFIG_SCHEMA = {
     afterMs: envDurationMs("NOTIFIER_STALE_SENDING_MS", {
       default: 600_000,
       description:
-        "Last resort: a message left mid-send this long ago that no drain settled is marked uncertain, never resent",
+        "Last resort: a message left mid-send this long ago that no drain settled is sent once more marked (resent) if it is must-deliver, else marked uncertain",
     }),
     leftSweepIntervalMs: envDurationMs("NOTIFIER_LEFT_SENDING_SWEEP_MS", {
       default: 1_000,

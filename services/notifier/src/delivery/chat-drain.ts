@@ -18,8 +18,8 @@ export interface ChatDrainDeps extends DeliveryDeps {
 
 export interface ChatDrainRequest {
   lease: ChatLease;
-  /** The job's own message: its outcome is returned if this drain handled it (none for a sweep). */
-  targetId?: number;
+  /** Where the outcome of every message this drain handles is recorded (by id), e.g. a job's own. */
+  outcomes?: Map<number, DeliveryOutcome>;
   finalAttempt: boolean;
   signal: AbortSignal;
   logger: Logger;
@@ -63,23 +63,19 @@ async function sendClaimed(
  * by a holder that died mid-send (only the holder claims): it is settled as a doubt, and a
  * must-deliver one goes again marked "(resent)" at the next turn. A message that cannot go now
  * stops the drain so nothing later overtakes it: a 429 holds the chat and throws RetryLaterError,
- * a transient failure throws for a backoff retry. Returns the outcome of `targetId` if this drain
- * handled it.
+ * a transient failure throws for a backoff retry. Each handled message's outcome goes to
+ * `outcomes`, before any throw.
  */
-export async function drainChat(
-  deps: ChatDrainDeps,
-  request: ChatDrainRequest,
-): Promise<DeliveryOutcome | undefined> {
-  const { lease, targetId, signal, logger } = request;
+export async function drainChat(deps: ChatDrainDeps, request: ChatDrainRequest): Promise<void> {
+  const { lease, outcomes, signal, logger } = request;
   const chatId = lease.chatId;
-  let target: DeliveryOutcome | undefined;
   let slot: TakenSlot | undefined;
   for (;;) {
     signal.throwIfAborted();
     if (lease.lost.aborted) throw new RetryLaterError(0, `lost the send lease of chat ${chatId}`);
     slot ??= await takeSlot(deps, lease, signal);
     const { head, claimed, more } = await deps.notifications.claimNextForChat(chatId);
-    if (!head) return target;
+    if (!head) return;
     let outcome: DeliveryOutcome;
     if (claimed) {
       const taken = slot;
@@ -97,7 +93,7 @@ export async function drainChat(
       // Settled or claimed by someone else under our lease: only a lost lease does that.
       throw new RetryLaterError(0, `chat ${chatId} changed under its lease`);
     }
-    if (head.id === targetId) target = outcome;
+    outcomes?.set(head.id, outcome);
     switch (outcome.kind) {
       case "sent":
         lease.noteSent(outcome.messageIds.length);
@@ -115,6 +111,6 @@ export async function drainChat(
         break;
     }
     // A message stored after this read has its own job, which drains it.
-    if (!more) return target;
+    if (!more) return;
   }
 }

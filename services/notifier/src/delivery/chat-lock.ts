@@ -1,27 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "@ratatoskr/runtime";
-import { luaScript } from "./lua-script.ts";
-import { HOLD_CHAT_FN, TAKE_SLOT_FN, type PacerScriptArgs, type TakenSlot } from "./send-pacer.ts";
-
-/**
- * Frees the leases given (each: the last send's hold on its chat recorded, the lease deleted only
- * while it still holds our token), then, if asked, takes a lease (SET NX PX with our token) and,
- * in the same round trip, the chat's send slot if it is free. Answers {0} when another holder has
- * the chat, {1, take_slot's answer} when taken, {2} when only freeing.
- * KEYS: n × (lease, chat pace), then lease, global log, chat pace.
- * ARGV: n, n × (token, hold ms), then token, ttl, limit, window, interval, member.
- */
-const LEASES = luaScript(`${HOLD_CHAT_FN}${TAKE_SLOT_FN}
-local n = tonumber(ARGV[1])
-for i = 1, n do
-  local hold = tonumber(ARGV[2 * i + 1])
-  if hold > 0 then hold_chat(KEYS[2 * i], hold) end
-  if redis.call("GET", KEYS[2 * i - 1]) == ARGV[2 * i] then redis.call("DEL", KEYS[2 * i - 1]) end
-end
-local k, a = 2 * n, 2 * n + 1
-if #KEYS == k then return {2} end
-if not redis.call("SET", KEYS[k + 1], ARGV[a + 1], "PX", ARGV[a + 2], "NX") then return {0} end
-return {1, take_slot(KEYS[k + 2], KEYS[k + 3], tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]), ARGV[a + 6])}`);
+import { EXTEND, HOLD, LEASES } from "./chat-lock.scripts.ts";
+import type { PacerScriptArgs, TakenSlot } from "./send-pacer.ts";
 
 /**
  * A freed lease waits this long for the next acquire to carry it (the worker's next job usually
@@ -37,12 +17,6 @@ interface PendingRelease {
   holdMs: number;
   done(err?: unknown): void;
 }
-
-const EXTEND = luaScript(
-  `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) end return 0`,
-);
-const HOLD = luaScript(`${HOLD_CHAT_FN}
-return hold_chat(KEYS[1], tonumber(ARGV[1]))`);
 
 /** Held while one job sends a chat's messages; short-lived and renewed in the background. */
 export interface ChatLease {
@@ -116,37 +90,50 @@ export class ChatLocks {
     });
   }
 
-  /** `abandon` (the job's signal) stops the renewals: a job handed back must not hold the chat. */
+  /** One chat's lease, or null when another holder has it (see `acquireMany`). */
   async acquire(chatId: number, abandon?: AbortSignal): Promise<ChatLease | null> {
-    const { redis, ttlMs, pacer } = this.options;
-    const key = `${this.options.prefix}:notifier:chat-lock:${chatId}`;
-    const paceKey = pacer.chatKey(chatId);
-    const token = randomUUID();
-    const member = randomUUID();
+    return (await this.acquireMany([chatId], abandon))[0] ?? null;
+  }
+
+  /**
+   * The leases of several chats in one round trip (with every release waiting to go out), each
+   * with its chat's first send slot when free; null for a chat another holder has. The leases
+   * taken together are renewed together, one call per renewal. `abandon` (the job's signal)
+   * stops the renewals: a job handed back must not hold its chats.
+   */
+  async acquireMany(chatIds: readonly number[], abandon?: AbortSignal): Promise<Array<ChatLease | null>> {
+    if (chatIds.length === 0) return [];
+    const { pacer } = this.options;
+    const asked = chatIds.map((chatId) => ({
+      chatId,
+      key: `${this.options.prefix}:notifier:chat-lock:${chatId}`,
+      paceKey: pacer.chatKey(chatId),
+      token: randomUUID(),
+      member: randomUUID(),
+    }));
     const answer = await this.leases({
-      keys: [key, pacer.globalKey, paceKey],
-      args: [token, String(ttlMs), ...pacer.slotArgs, member],
+      keys: [pacer.globalKey, ...asked.flatMap((a) => [a.key, a.paceKey])],
+      args: [String(this.options.ttlMs), ...pacer.slotArgs, ...asked.flatMap((a) => [a.token, a.member])],
     });
-    if (answer[0] !== 1) return null;
-    let prefetched: TakenSlot | undefined = answer[1] === 0 ? { member, at: Date.now() } : undefined;
+    const renewals = new Renewals(this.options, abandon);
+    return asked.map((a, i) => {
+      if (answer[2 * i] !== 1) return null;
+      const slot = answer[2 * i + 1] === 0 ? { member: a.member, at: Date.now() } : undefined;
+      return this.lease(a, slot, renewals);
+    });
+  }
+
+  private lease(
+    held: { chatId: number; key: string; paceKey: string; token: string },
+    slot: TakenSlot | undefined,
+    renewals: Renewals,
+  ): ChatLease {
+    const { redis, pacer } = this.options;
+    const { chatId, key, paceKey, token } = held;
+    let prefetched = slot;
     let owedParts = 0;
     const lost = new AbortController();
-    const renew = async () => {
-      try {
-        const extended = (await EXTEND(redis, [key], [token, String(ttlMs)])) === 1;
-        if (!extended) stop(new Error(`lost the send lease of chat ${chatId}`));
-      } catch {
-        // Redis unreachable: the next tick tries again; the lease may expire meanwhile.
-      }
-    };
-    const timer = setInterval(() => void renew(), Math.max(50, Math.floor(ttlMs / 3)));
-    const onAbandon = () => clearInterval(timer);
-    abandon?.addEventListener("abort", onAbandon, { once: true });
-    function stop(reason: Error): void {
-      clearInterval(timer);
-      abandon?.removeEventListener("abort", onAbandon);
-      lost.abort(reason);
-    }
+    renewals.add(key, token, () => lost.abort(new Error(`lost the send lease of chat ${chatId}`)));
     const owedHoldMs = () => {
       const ms = owedParts > 0 ? pacer.holdMs(owedParts) : 0;
       owedParts = 0;
@@ -168,10 +155,63 @@ export class ChatLocks {
         if (ms > 0) await HOLD(redis, [paceKey], [String(ms)]);
       },
       release: async () => {
-        clearInterval(timer);
-        abandon?.removeEventListener("abort", onAbandon);
+        renewals.remove(key);
         await this.release({ key, paceKey, token, holdMs: owedHoldMs() });
       },
     };
+  }
+}
+
+/**
+ * The renewals of leases taken together: one timer and one call for all that are still held,
+ * every third of the ttl. A lease the call finds gone (expired, maybe taken by another holder)
+ * is told it is lost; the timer stops when the last lease is released or the job is abandoned.
+ */
+class Renewals {
+  private readonly held = new Map<string, { token: string; onLost: () => void }>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly options: Pick<ChatLockOptions, "redis" | "ttlMs">,
+    private readonly abandon: AbortSignal | undefined,
+  ) {
+    abandon?.addEventListener("abort", this.stop, { once: true });
+  }
+
+  add(key: string, token: string, onLost: () => void): void {
+    this.held.set(key, { token, onLost });
+    if (this.timer || this.abandon?.aborted) return;
+    const every = Math.max(50, Math.floor(this.options.ttlMs / 3));
+    this.timer = setInterval(() => void this.renew(), every);
+  }
+
+  remove(key: string): void {
+    this.held.delete(key);
+    if (this.held.size === 0) this.stop();
+  }
+
+  private readonly stop = (): void => {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.abandon?.removeEventListener("abort", this.stop);
+  };
+
+  private async renew(): Promise<void> {
+    const entries = [...this.held];
+    if (entries.length === 0) return;
+    try {
+      const answer = (await EXTEND(
+        this.options.redis,
+        entries.map(([key]) => key),
+        [String(this.options.ttlMs), ...entries.map(([, held]) => held.token)],
+      )) as number[];
+      entries.forEach(([key, held], i) => {
+        if (answer[i] === 1) return;
+        this.remove(key);
+        held.onLost();
+      });
+    } catch {
+      // Redis unreachable: the next tick tries again; the leases may expire meanwhile.
+    }
   }
 }

@@ -87,8 +87,9 @@ export async function settleDoubt(
   sentMessageIds?: readonly number[],
 ): Promise<DeliveryOutcome> {
   const log = notificationLogger(logger, notification);
+  // Settled only while it is still the claim seen (a send that finished meanwhile stays as it recorded).
   const settled = await deps.notifications.markUncertain(
-    notification.id,
+    notification,
     error,
     isMustDeliver(notification.template),
     sentMessageIds,
@@ -130,6 +131,7 @@ export async function deliverClaimed(
       ...(message.replyMarkup ? { replyMarkup: message.replyMarkup } : {}),
       ...(claimed.uncertainAt ? { leadIn: resentLeadIn(message.locale) } : {}),
       ...(signal ? { signal } : {}),
+      ...(claimed.threadId !== null ? { threadId: claimed.threadId } : {}),
       alreadySent: claimed.sentMessageIds.map(Number),
     });
   } catch (err) {

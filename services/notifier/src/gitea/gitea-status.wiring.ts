@@ -21,6 +21,7 @@ export function giteaStatusWiring(
         ? [
             startRunningStatusRefresher({
               repos: ctx.repos,
+              prisma: ctx.db.prisma,
               queues: ctx.queues,
               logger,
               intervalMs: config.refreshMs,

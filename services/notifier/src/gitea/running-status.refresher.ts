@@ -1,13 +1,16 @@
-import type { Repositories } from "@ratatoskr/db";
+import type { PrismaClient, Repositories } from "@ratatoskr/db";
 import type { Logger, QueueSet } from "@ratatoskr/runtime";
 import { startPeriodicTask } from "@ratatoskr/runtime";
+import { tasksWithPendingReplies } from "./reply-comments.ts";
 
 /**
  * Elapsed time, tokens and cost change while an agent works without any transition: every
- * `intervalMs` each running command's status comment is reconciled once (one job id per tick).
+ * `intervalMs` each running command's status comment is reconciled once (one job id per tick),
+ * and so is each command with a reply waiting longer than that.
  */
 export function startRunningStatusRefresher(deps: {
   repos: Repositories;
+  prisma: PrismaClient;
   queues: QueueSet;
   logger: Logger;
   intervalMs: number;
@@ -18,13 +21,15 @@ export function startRunningStatusRefresher(deps: {
     logger: deps.logger,
     run: async () => {
       const tick = Math.floor(Date.now() / deps.intervalMs);
-      const running = await deps.repos.tasks.listByStatus("gitea", ["running"]);
+      const running = (await deps.repos.tasks.listByStatus("gitea", ["running"])).map((task) => task.id);
+      // A reply (a postmortem) whose job was lost is posted by the next reconcile.
+      const replying = await tasksWithPendingReplies(deps.prisma, new Date(Date.now() - deps.intervalMs));
       await Promise.all(
-        running.map((task) =>
+        [...new Set([...running, ...replying])].map((taskId) =>
           deps.queues.enqueue({
             queue: "notify",
-            data: { v: 1, kind: "gitea-status", taskId: task.id },
-            jobId: `${task.id}-refresh-${tick}`,
+            data: { v: 1, kind: "gitea-status", taskId },
+            jobId: `${taskId}-refresh-${tick}`,
           }),
         ),
       );

@@ -1,6 +1,7 @@
 import type { Database, Repositories, Task } from "@ratatoskr/db";
 import { isNotFound, type GiteaClient } from "@ratatoskr/gitea";
 import { RetryLaterError } from "@ratatoskr/runtime";
+import { postPendingReplies } from "./reply-comments.ts";
 import { hasMarker, renderStatusComment, type StatusFacts } from "./status-comment.renderer.ts";
 
 export interface StatusCommentDeps {
@@ -19,7 +20,11 @@ const UNLOCK = "SELECT pg_advisory_unlock(hashtext(current_schema() || ':gitea-s
 async function factsOf(deps: StatusCommentDeps, task: Task): Promise<StatusFacts> {
   const { prisma } = deps.db;
   const [started, latest, sums, line] = await Promise.all([
-    prisma.taskEvent.findFirst({ where: { taskId: task.id, toStatus: "running" }, orderBy: { id: "desc" } }),
+    // The command's start is the transition into running; every stage after it is running → running.
+    prisma.taskEvent.findFirst({
+      where: { taskId: task.id, toStatus: "running", fromStatus: { not: "running" } },
+      orderBy: { id: "desc" },
+    }),
     prisma.agentTrace.findFirst({ where: { taskId: task.id }, orderBy: { startedAt: "desc" } }),
     prisma.agentTrace.aggregate({
       where: { taskId: task.id },
@@ -81,6 +86,19 @@ async function reconcileLocked(deps: StatusCommentDeps, taskId: number): Promise
     return { action: "skipped", why: `task ${taskId} is not a Gitea command` };
   const where = { owner: task.repoOwner ?? "", repo: task.repoName ?? "" };
   const number = task.targetNumber ?? 0;
+  const result = await reconcileStatus(deps, task, where, number);
+  // After the status comment, so a reply reads below the status it explains.
+  await postPendingReplies({ prisma: deps.db.prisma, gitea: deps.gitea }, taskId, where, number);
+  return result;
+}
+
+async function reconcileStatus(
+  deps: StatusCommentDeps,
+  task: Task,
+  where: { owner: string; repo: string },
+  number: number,
+): Promise<ReconcileResult> {
+  const taskId = task.id;
   const body = renderStatusComment(task, await factsOf(deps, task));
   if (task.statusCommentId !== null) {
     try {

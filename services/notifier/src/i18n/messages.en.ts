@@ -36,6 +36,10 @@ const ANALYST_PROBLEM: Record<AnalystProblem, string> = {
   "invalid-fields": "the draft fields in its answer were malformed",
   timeout: "it did not answer in time",
   unavailable: "the agent server could not be reached",
+  "provider-refused": "the model provider refused the request",
+  "server-misconfigured": "the agent server is too old or misconfigured (an operator must fix it)",
+  "worker-died": "the process running the analysis died again and again (killed or crashed)",
+  internal: "something on our side failed (not your message)",
 };
 
 const bullets = (items: string[]): string => items.map((item) => `• ${item}`).join("\n");
@@ -135,8 +139,8 @@ export const EN: Catalog = {
   "task.postmortem": ({ taskId, cause, why, whatToDo }) =>
     `🔍 Analysis of task #${taskId} (after ${cause === "failed" ? "the failure" : "the timeout"})\n` +
     `<b>Why it happened:</b> ${why}\n<b>What to do:</b> ${whatToDo}`,
-  "task.postmortem-unavailable": ({ taskId }) =>
-    `🔍 Task #${taskId}: the analysis of what went wrong is unavailable, the postmortem agent could not finish. ` +
+  "task.postmortem-unavailable": ({ taskId, reason }) =>
+    `🔍 Task #${taskId}: the analysis of what went wrong is unavailable — ${reason ?? "the postmortem agent could not finish"}. ` +
     `/status ${taskId} shows the runs; /retry ${taskId} runs the task again.`,
   "task.budget-exceeded": ({ taskId, spentUsd, budgetUsd }, f) =>
     `💰 Task #${taskId} is paused: it has spent ${f.costUsd(spentUsd)}, more than its budget of ${f.costUsd(budgetUsd)}. ` +
@@ -145,7 +149,9 @@ export const EN: Catalog = {
     `▶️ Task #${taskId} continues with a budget of ${f.costUsd(budgetUsd)}.`,
   "task.not-paused": ({ taskId, status }) =>
     `Task #${taskId} is not waiting on its budget any more: it is ${STATUS[status]}.`,
-  "task.analyst-error": ({ taskId, problem }) =>
-    `⚠️ Task #${taskId}: I couldn't use the analyst's answer — ${ANALYST_PROBLEM[problem]}. ` +
-    "Send your message again, or /skip to draft the task from what I have.",
+  "task.analyst-error": ({ taskId, problem, then }) =>
+    `⚠️ Task #${taskId}: the analysis failed — ${ANALYST_PROBLEM[problem]}. ` +
+    (then === "retrying"
+      ? "I'm analysing your message again, nothing to do for you."
+      : "Send your message again, or /skip to draft the task from what I have."),
 };

@@ -37,6 +37,10 @@ const ANALYST_PROBLEM: Record<AnalystProblem, string> = {
   "invalid-fields": "поля черновика в ответе заполнены неверно",
   timeout: "он не ответил вовремя",
   unavailable: "сервер агентов недоступен",
+  "provider-refused": "провайдер модели отказал в запросе",
+  "server-misconfigured": "сервер агентов устарел или настроен неверно (нужен администратор)",
+  "worker-died": "процесс, выполнявший анализ, снова и снова падал (убит или упал)",
+  internal: "сбой на нашей стороне (дело не в вашем сообщении)",
 };
 
 const bullets = (items: string[]): string => items.map((item) => `• ${item}`).join("\n");
@@ -137,8 +141,8 @@ export const RU: Catalog = {
   "task.postmortem": ({ taskId, cause, why, whatToDo }) =>
     `🔍 Разбор задачи #${taskId} (после ${cause === "failed" ? "сбоя" : "тайм-аута"})\n` +
     `<b>Почему так вышло:</b> ${why}\n<b>Что сделать:</b> ${whatToDo}`,
-  "task.postmortem-unavailable": ({ taskId }) =>
-    `🔍 Задача #${taskId}: разбора не будет — агент разбора не смог закончить. ` +
+  "task.postmortem-unavailable": ({ taskId, reason }) =>
+    `🔍 Задача #${taskId}: разбора не будет — ${reason ?? "агент разбора не смог закончить"}. ` +
     `Запуски — /status ${taskId}, запустить задачу заново — /retry ${taskId}.`,
   "task.budget-exceeded": ({ taskId, spentUsd, budgetUsd }, f) =>
     `💰 Задача #${taskId} приостановлена: потрачено ${f.costUsd(spentUsd)}, больше бюджета ${f.costUsd(budgetUsd)}. ` +
@@ -147,7 +151,9 @@ export const RU: Catalog = {
     `▶️ Задача #${taskId} продолжается с бюджетом ${f.costUsd(budgetUsd)}.`,
   "task.not-paused": ({ taskId, status }) =>
     `Задача #${taskId} уже не ждёт решения о бюджете: она ${STATUS[status]}.`,
-  "task.analyst-error": ({ taskId, problem }) =>
-    `⚠️ Задача #${taskId}: ответ аналитика не удалось использовать — ${ANALYST_PROBLEM[problem]}. ` +
-    "Отправьте сообщение ещё раз или /skip, чтобы собрать черновик из того, что есть.",
+  "task.analyst-error": ({ taskId, problem, then }) =>
+    `⚠️ Задача #${taskId}: анализ не удался — ${ANALYST_PROBLEM[problem]}. ` +
+    (then === "retrying"
+      ? "Анализирую ваше сообщение заново, делать ничего не нужно."
+      : "Отправьте сообщение ещё раз или /skip, чтобы собрать черновик из того, что есть."),
 };

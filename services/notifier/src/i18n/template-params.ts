@@ -22,7 +22,17 @@ export interface ServiceVersion {
 
 /** What exactly was wrong with the analyst's answer; each has a safe, specific text. */
 export type AnalystProblem =
-  "no-verdict" | "invalid-json" | "no-phase" | "unknown-phase" | "invalid-fields" | "timeout" | "unavailable";
+  | "no-verdict"
+  | "invalid-json"
+  | "no-phase"
+  | "unknown-phase"
+  | "invalid-fields"
+  | "timeout"
+  | "unavailable"
+  | "provider-refused"
+  | "server-misconfigured"
+  | "worker-died"
+  | "internal";
 
 /**
  * Every bot text and its parameters. String parameters are HTML-escaped by `render`, so a
@@ -94,13 +104,14 @@ export interface TemplateParams {
   "task.timeout": { taskId: number };
   "task.postmortem": { taskId: number; cause: "failed" | "timeout"; why: string; whatToDo: string };
   /** The postmortem agent itself failed: the person still hears that no analysis will come. */
-  "task.postmortem-unavailable": { taskId: number };
+  "task.postmortem-unavailable": { taskId: number; reason?: string };
   /** P5: the task stopped before its next run; sent with Continue (+budget) / Stop buttons. */
   "task.budget-exceeded": { taskId: number; spentUsd: number; budgetUsd: number };
   "task.budget-extended": { taskId: number; budgetUsd: number };
   /** Continue / Stop pressed on a task the budget no longer holds (a second press): a toast. */
   "task.not-paused": { taskId: number; status: TelegramStatus };
-  "task.analyst-error": { taskId: number; problem: AnalystProblem };
+  /** `then`: the pending message is analysed again at once ("retrying") or waits for the person (absent: "waiting"). */
+  "task.analyst-error": { taskId: number; problem: AnalystProblem; then?: "retrying" | "waiting" };
 }
 
 export type TemplateId = keyof TemplateParams;

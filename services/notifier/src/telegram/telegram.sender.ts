@@ -17,6 +17,8 @@ export interface MessageExtra {
   parse_mode: "HTML";
   reply_markup?: InlineKeyboard;
   link_preview_options?: { is_disabled: boolean };
+  /** The forum topic the message goes to. */
+  message_thread_id?: number;
 }
 
 /** The two Bot API calls the sender needs. telegraf's `Telegram` (`bot.telegram`) satisfies it. */
@@ -51,6 +53,8 @@ export interface SendOptions {
   leadIn?: string;
   /** Aborts the calls in flight (the sender lost its chat lease). */
   signal?: AbortSignal;
+  /** The chat's forum topic to send into (message_thread_id); every part goes there. */
+  threadId?: number | null;
 }
 
 export interface TelegramSenderOptions {
@@ -99,7 +103,7 @@ export class TelegramSender {
     const parts = splitMessage(html, this.limit);
     const from = options.alreadySent?.length ?? 0;
     if (options.leadIn && from < parts.length) parts[from] = `${options.leadIn}${parts[from] as string}`;
-    return this.sendParts(chatId, parts, options.alreadySent ?? [], options.replyMarkup, options.signal);
+    return this.sendParts(chatId, parts, options.alreadySent ?? [], options.replyMarkup, options.signal, options.threadId);
   }
 
   /**
@@ -136,7 +140,9 @@ export class TelegramSender {
     alreadySent: readonly number[],
     replyMarkup: InlineKeyboard | undefined,
     signal?: AbortSignal,
+    threadId?: number | null,
   ): Promise<number[]> {
+    const topic = threadId === undefined || threadId === null ? {} : { message_thread_id: threadId };
     const ids = [...alreadySent];
     for (let index = alreadySent.length; index < parts.length; index++) {
       const isLast = index === parts.length - 1;
@@ -144,7 +150,7 @@ export class TelegramSender {
         const sent = await this.api.sendMessage(
           chatId,
           parts[index] as string,
-          this.extraWith(isLast ? replyMarkup : undefined),
+          { ...this.extraWith(isLast ? replyMarkup : undefined), ...topic },
           signal,
         );
         ids.push(sent.message_id);

@@ -1,8 +1,9 @@
-import { AGENT_OPENCODE_CONFIG_SCHEMA, STEP_SWEEP_CONFIG_SCHEMA, WORKSPACE_DIR_VAR } from "@ratatoskr/pipeline";
+import { OPENCODE_CONFIG_SCHEMA } from "@ratatoskr/opencode";
+import { STEP_SWEEP_CONFIG_SCHEMA, WORKSPACE_DIR_VAR } from "@ratatoskr/pipeline";
 import { envDurationMs, envInt, loadConfig, type ConfigOf, type Env } from "@ratatoskr/runtime";
 
 export const POSTMORTEM_CONFIG_SCHEMA = {
-  opencode: AGENT_OPENCODE_CONFIG_SCHEMA,
+  opencode: OPENCODE_CONFIG_SCHEMA,
   sweep: STEP_SWEEP_CONFIG_SCHEMA,
   postmortem: {
     traceBudgetChars: envInt("POSTMORTEM_TRACE_BUDGET_CHARS", {

@@ -1,7 +1,7 @@
 import type { JobRequest, QueueName } from "@ratatoskr/contracts";
 import type { Repositories, Task } from "@ratatoskr/db";
 import type { AgentPolicy, OpencodeClient } from "@ratatoskr/opencode";
-import { isLastAttempt, runTraced, settleDeadRuns, type TracedRunDeps } from "@ratatoskr/pipeline";
+import { errorMessage, isLastAttempt, runTraced, settleDeadRuns, type TracedRunDeps } from "@ratatoskr/pipeline";
 import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import { sendNotice, POSTMORTEM_TEMPLATES, type PostmortemNotice } from "../notify/postmortem-notice.ts";
 import { buildPostmortemPrompt } from "../prompt/postmortem-prompt.ts";
@@ -18,7 +18,7 @@ export const POSTMORTEM_POLICY: AgentPolicy = {
 
 export interface PostmortemHandlerDeps {
   repos: Pick<Repositories, "tasks" | "traces" | "events" | "notifications">;
-  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl">;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "serverUrls">;
   enqueue: (request: JobRequest<QueueName>) => Promise<unknown>;
   /** The shared directory every postmortem session works in (see ensureSharedAgentDir). */
   directory: string;
@@ -53,14 +53,15 @@ export function createExplainFailureHandler(deps: PostmortemHandlerDeps): JobHan
     let notice: PostmortemNotice;
     try {
       await settleDeadRuns(traced, task.id, POSTMORTEM_AGENT);
-      notice = await explain(deps, traced, task, { cause: data.cause, reason: failureReason(failure) }, ctx);
+      notice = await explain(deps, traced, task, { cause: data.cause, reason: failureReason(failure) ?? task.failureReason }, ctx);
     } catch (err) {
       if (ctx.signal.aborted) throw err; // shutting down: the job goes back to the queue
       if (err instanceof RunNotStartedError && !isLastAttempt(ctx.job)) throw err;
       ctx.logger.error({ err, taskId: task.id, cause: data.cause }, "postmortem unavailable");
-      notice = { template: "task.postmortem-unavailable", params: { taskId: task.id } };
+      notice = { template: "task.postmortem-unavailable", params: { taskId: task.id, reason: `the postmortem agent failed: ${errorMessage(err)}`.slice(0, 500) } };
     }
-    await sendNotice({ repos: deps.repos, enqueue: deps.enqueue, logger: ctx.logger }, task, notice);
+    const sentId = await sendNotice({ repos: deps.repos, enqueue: deps.enqueue, logger: ctx.logger }, task, notice, failure.createdAt);
+    if (sentId === null) return skipped(`the postmortem of task ${task.id} (${data.cause}) was sent meanwhile`);
     ctx.logger.info({ taskId: task.id, cause: data.cause, template: notice.template }, "postmortem sent");
     return { sent: notice.template };
   };
@@ -78,18 +79,11 @@ async function explain(
     taskId: task.id,
     cause: failure.cause,
     reason: failure.reason,
-    task: {
-      title: task.title,
-      goal: task.goal,
-      repos: task.repos,
-      acceptanceCriteria: task.acceptanceCriteria,
-      round: task.round,
-      maxRounds: task.maxRounds,
-      branch: task.branch,
-    },
+    task: requestOf(task),
     traces,
     traceBudgetChars: deps.traceBudgetChars,
     language: task.locale === "ru" ? "ru" : "en",
+    door: task.source === "gitea" ? "gitea" : "telegram",
   });
   let result;
   try {
@@ -119,4 +113,20 @@ async function explain(
     throw new Error(`the postmortem run ended ${result.outcome}: ${result.error?.message ?? "no usable answer"}`);
   }
   return { template: "task.postmortem", params: { taskId: task.id, cause: failure.cause, ...noticeOf(result.verdict) } };
+}
+
+/** What the person asked for: a Telegram task's approved draft, or a Gitea command on its issue/PR. */
+function requestOf(task: Task) {
+  const { title, goal, repos, acceptanceCriteria, round, maxRounds, branch } = task;
+  if (task.source !== "gitea") return { title, goal, repos, acceptanceCriteria, round, maxRounds, branch };
+  const repo = `${task.repoOwner ?? "?"}/${task.repoName ?? "?"}`;
+  return {
+    title: title ?? `/agent ${task.commandKind ?? "?"} on ${repo}#${task.targetNumber ?? "?"} (${task.targetType === "pr" ? "pull request" : "issue"})`,
+    goal: goal ?? task.commandMessage,
+    repos: repos.length > 0 ? repos : [repo],
+    acceptanceCriteria,
+    round,
+    maxRounds,
+    branch,
+  };
 }

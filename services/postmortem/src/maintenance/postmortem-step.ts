@@ -1,6 +1,6 @@
 import { QUEUE, type JobRequest, type QueueName } from "@ratatoskr/contracts";
 import { listAwaitingPostmortem, type PrismaClient, type Repositories } from "@ratatoskr/db";
-import type { SweptStep } from "@ratatoskr/pipeline";
+import { jobEndReason, readJobEnd, type SweptStep } from "@ratatoskr/pipeline";
 import type { QueueSet } from "@ratatoskr/runtime";
 import { POSTMORTEM_TEMPLATES, sendNotice } from "../notify/postmortem-notice.ts";
 
@@ -28,14 +28,17 @@ export function postmortemStep(deps: PostmortemStepDeps): SweptStep {
     // Waits unless a postmortem message was stored at or after its newest postmortem job.
     waiting: () => listAwaitingPostmortem(deps.prisma, new Date(now() - LOOK_BACK_MS), POSTMORTEM_TEMPLATES),
     jobState: (jobId) => deps.queues.queues[QUEUE.postmortem].getJobState(jobId),
-    async release(step, _state, logger) {
+    async release(step, state, logger) {
       const task = await deps.repos.tasks.findById(step.taskId);
       if (!task) return false;
-      await sendNotice({ repos: deps.repos, enqueue: deps.enqueue, logger }, task, {
-        template: "task.postmortem-unavailable",
-        params: { taskId: task.id },
-      });
-      return true;
+      // Conditional on what the sweep saw: no postmortem message since the job it judged.
+      const sent = await sendNotice(
+        { repos: deps.repos, enqueue: deps.enqueue, logger },
+        task,
+        { template: "task.postmortem-unavailable", params: { taskId: task.id, reason: jobEndReason("postmortem", await readJobEnd(deps.queues.queues[QUEUE.postmortem], step.followUp.jobId, state)) } },
+        step.followUp.createdAt,
+      );
+      return sent !== null;
     },
   };
 }

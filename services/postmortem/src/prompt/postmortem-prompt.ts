@@ -1,3 +1,4 @@
+import { untrustedBlock, UNTRUSTED_REMINDER } from "@ratatoskr/contracts";
 import { digestTraces, type TraceForDigest } from "./trace-digest.ts";
 
 export interface PostmortemPromptInput {
@@ -10,6 +11,8 @@ export interface PostmortemPromptInput {
   traceBudgetChars: number;
   /** "ru" | "en": the language the person reads. */
   language: string;
+  /** Where the person asked (how a retry is asked for); Telegram when left out. */
+  door?: "telegram" | "gitea";
 }
 
 /** The postmortem agent's prompt: the task, how it ended, and its runs trimmed to the budget. */
@@ -18,21 +21,29 @@ export function buildPostmortemPrompt(input: PostmortemPromptInput): string {
   const how =
     input.cause === "timeout"
       ? `It timed out (an agent run made no progress or ran too long). Its work so far is pushed and /continue ${input.taskId} resumes the same session.`
-      : `It failed${input.reason ? `: ${input.reason}` : "."} /retry ${input.taskId} runs it again from the first round.`;
-  return [
-    `Task #${input.taskId} ended as ${input.cause}. ${how}`,
-    "",
-    "## The task",
+      : input.door === "gitea"
+        ? "It failed. Commenting the command again on its issue or pull request runs it again."
+        : `It failed. /retry ${input.taskId} runs it again from the first round.`;
+  const task = [
     `title: ${t.title ?? "(none)"}`,
     `goal: ${t.goal ?? "(none)"}`,
     `repositories: ${t.repos.join(", ") || "(none)"}`,
     `acceptance criteria:${t.acceptanceCriteria.length === 0 ? " (none)" : ""}`,
     ...t.acceptanceCriteria.map((c) => `- ${c}`),
-    `branch: ${t.branch ?? "(not created)"}; round ${t.round} of at most ${t.maxRounds}`,
+    `branch: ${t.branch ?? "(not created)"}`,
+  ].join("\n");
+  return [
+    `Task #${input.taskId} ended as ${input.cause}, in round ${t.round} of at most ${t.maxRounds}. ${how}`,
+    ...(input.reason ? ["Recorded reason:", untrustedBlock(input.reason, { label: "Why the task ended" })] : []),
+    "",
+    "## The task",
+    untrustedBlock(task, { label: "The task, as the person asked for it" }),
     "",
     "## Agent runs, oldest first (long texts are cut in the middle)",
-    digestTraces(input.traces, input.traceBudgetChars),
+    // Prompts and outputs quote people and code: data to explain, never instructions.
+    untrustedBlock(digestTraces(input.traces, input.traceBudgetChars), { label: "Agent runs", maxChars: input.traceBudgetChars + 10_000 }),
     "",
+    UNTRUSTED_REMINDER,
     "## Your answer",
     `Write in ${input.language === "ru" ? "Russian" : "English"}. Answer with exactly one JSON object and nothing else:`,
     '{"cause":"why it happened, with the evidence","progress":"how far the work got","nextSteps":["what the person should do"]}',

@@ -1,8 +1,9 @@
+import { OPENCODE_CONFIG_SCHEMA } from "@ratatoskr/opencode";
 import { envDurationMs, envInt, loadConfig, type ConfigOf, type Env } from "@ratatoskr/runtime";
-import { AGENT_OPENCODE_CONFIG_SCHEMA, checkRunTimeouts, GIT_HOST_CONFIG_SCHEMA, STEP_SWEEP_CONFIG_SCHEMA } from "@ratatoskr/pipeline";
+import { checkRunTimeouts, GIT_HOST_CONFIG_SCHEMA, STEP_SWEEP_CONFIG_SCHEMA } from "@ratatoskr/pipeline";
 
 export const REVIEWER_CONFIG_SCHEMA = {
-  opencode: AGENT_OPENCODE_CONFIG_SCHEMA,
+  opencode: OPENCODE_CONFIG_SCHEMA,
   git: GIT_HOST_CONFIG_SCHEMA,
   sweep: STEP_SWEEP_CONFIG_SCHEMA,
   reviewer: {

@@ -1,8 +1,9 @@
-import { formatFinding, isBlockingFinding, reviewVerdictSchema, type ReviewJob, type ReviewVerdict, type TaskEvent } from "@ratatoskr/contracts";
+import { formatFinding, isBlockingFinding, reviewVerdictSchema, withCause, type ReviewJob, type ReviewVerdict, type TaskEvent } from "@ratatoskr/contracts";
 import type { ApplyTransitionOptions, Task } from "@ratatoskr/db";
+import { readOnlyBreachReason, watchTrees } from "@ratatoskr/git";
 import { runCommandJob, visibleText, type HeartbeatRedis } from "@ratatoskr/gitea";
 import { VerdictValidationError, type AgentRunResult } from "@ratatoskr/opencode";
-import { loadStepTask, reportUnlessMovedOn, runWhileTaskRuns, settleDeadRuns, type StoredEvent } from "@ratatoskr/pipeline";
+import { loadStepTask, reportUnlessMovedOn, resumeOptions, runWhileTaskRuns, settleDeadRuns, type StoredEvent } from "@ratatoskr/pipeline";
 import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import { z } from "zod";
 import { REVIEWER_AGENT, REVIEWER_POLICY, reviewOutcome, type ReviewHandlerDeps } from "../handlers/review.handler.ts";
@@ -97,17 +98,24 @@ async function review(deps: GiteaReviewDeps, data: ReviewJob, ctx: Ctx, task: Ta
     });
   }
   const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
-  const { resumeSessionId } = await settleDeadRuns(traced, task.id, REVIEWER_AGENT);
-  const sessionId = resumeSessionId ?? (origin ? ((await deps.repos.traces.findLatest(origin, REVIEWER_AGENT))?.sessionId ?? undefined) : undefined);
-  let result = await runReviewer(deps, ctx, task, workTaskId, data.round, prompt, sessionId);
+  const dead = await settleDeadRuns(traced, task.id, REVIEWER_AGENT);
+  const latest = !dead.resumeSessionId && origin ? await deps.repos.traces.findLatest(origin, REVIEWER_AGENT) : null;
+  const resume = dead.resumeSessionId ? resumeOptions(dead.resumeSessionId, dead.resumeServerUrl) : resumeOptions(latest?.sessionId, latest?.serverUrl);
+  const trees = await watchTrees(deps.git, [ws]);
+  let result = await runReviewer(deps, ctx, task, workTaskId, data.round, prompt, resume);
   if (result === "stopped") return skipped("command stopped during the review");
   if (result.outcome === "failed" && result.error instanceof VerdictValidationError) {
-    result = await runReviewer(deps, ctx, task, workTaskId, data.round, prompt, result.sessionId);
+    result = await runReviewer(deps, ctx, task, workTaskId, data.round, prompt, resumeOptions(result.sessionId, result.serverUrl));
     if (result === "stopped") return skipped("command stopped during the review");
+  }
+  const touched = await trees.changed();
+  if (touched.length > 0) {
+    await report({ type: "command.failed", reason: "review" }, { failureReason: readOnlyBreachReason(REVIEWER_AGENT, touched) });
+    return { status: "failed", reason: "read-only-breach" };
   }
   if (result.outcome !== "ok" || !result.verdict) {
     const why = result.error instanceof VerdictValidationError ? "the reviewer's verdict stayed unreadable after a repair and a retry" : `the review ended ${result.outcome}`;
-    await report({ type: "command.failed", reason: "review" }, { failureReason: `${why} (round ${data.round}): ${result.error?.message ?? ""}`.trim() });
+    await report({ type: "command.failed", reason: "review" }, { failureReason: withCause(`${why} (round ${data.round})`, result.error?.message ?? "") });
     return { status: "failed", reason: result.outcome };
   }
   const outcome = reviewOutcome(result.verdict);
@@ -130,7 +138,7 @@ async function runReviewer(
   workTaskId: number,
   round: number,
   prompt: string,
-  sessionId: string | undefined,
+  resume: { sessionId?: string; serverUrl?: string },
 ): Promise<AgentRunResult<ReviewVerdict> | "stopped"> {
   const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger, statusPollMs: deps.statusPollMs };
   const { stoppedBy, result } = await runWhileTaskRuns(traced, {
@@ -147,7 +155,7 @@ async function runReviewer(
       schema: reviewVerdictSchema,
       idleTimeoutMs: deps.idleTimeoutMs,
       hardTimeoutMs: deps.hardTimeoutMs,
-      ...(sessionId ? { sessionId } : {}),
+      ...resume,
     },
   });
   return stoppedBy ? "stopped" : result;

@@ -1,13 +1,14 @@
 import {
   isBlockingFinding,
   reviewVerdictSchema,
+  withCause,
   type ReviewFinding,
   type ReviewJob,
   type ReviewVerdict,
   type TaskEvent,
 } from "@ratatoskr/contracts";
 import type { Repositories, Task } from "@ratatoskr/db";
-import type { GitWorkspaces } from "@ratatoskr/git";
+import { readOnlyBreachReason, watchTrees, type GitWorkspaces } from "@ratatoskr/git";
 import { VerdictValidationError, type AgentPolicy, type AgentRunResult, type OpencodeClient } from "@ratatoskr/opencode";
 import {
   errorMessage,
@@ -18,6 +19,7 @@ import {
   prepareTaskWorkspaces,
   reportUnlessMovedOn,
   runWhileTaskRuns,
+  resumeOptions,
   settleDeadRuns,
   taskBranch,
   type TransitionFn,
@@ -39,7 +41,7 @@ const SETTLED_BY = ["review.passed", "review.rejected", "run.failed", "run.timed
 export interface ReviewHandlerDeps {
   repos: Pick<Repositories, "tasks" | "traces" | "events">;
   transition: TransitionFn;
-  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "baseUrl" | "sessionProgress">;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "serverUrls" | "sessionProgress">;
   git: GitWorkspaces;
   idleTimeoutMs: number;
   hardTimeoutMs: number;
@@ -78,7 +80,7 @@ export function createReviewHandler(deps: ReviewHandlerDeps): JobHandler<"review
       return await review.run(task, latestDevCommit(events));
     } catch (err) {
       if (ctx.signal.aborted || !isLastAttempt(ctx.job)) throw err;
-      await review.report({ type: "run.failed", reason: `review of round ${data.round} failed: ${errorMessage(err)}` });
+      await review.report({ type: "run.failed", reason: withCause(`review of round ${data.round} failed`, errorMessage(err)) });
       throw err;
     }
   };
@@ -124,13 +126,19 @@ class Review {
       diff,
       maxDiffChars: this.deps.maxDiffChars,
     });
-    const { resumeSessionId } = await settleDeadRuns(this.traced, task.id, REVIEWER_AGENT);
-    let result = await this.runAgent(task, prompt, resumeSessionId);
+    const { resumeSessionId, resumeServerUrl } = await settleDeadRuns(this.traced, task.id, REVIEWER_AGENT);
+    const trees = await watchTrees(this.deps.git, workspaces);
+    let result = await this.runAgent(task, prompt, resumeOptions(resumeSessionId, resumeServerUrl));
     if (result === "stopped") return skipped("task stopped during the review");
     if (result.outcome === "failed" && result.error instanceof VerdictValidationError) {
       this.ctx.logger.warn({ sessionId: result.sessionId, error: result.error.message }, "verdict unreadable after repair; one more run");
-      result = await this.runAgent(task, prompt, result.sessionId);
+      result = await this.runAgent(task, prompt, resumeOptions(result.sessionId, result.serverUrl));
       if (result === "stopped") return skipped("task stopped during the review");
+    }
+    const touched = await trees.changed();
+    if (touched.length > 0) {
+      await this.report({ type: "run.failed", reason: readOnlyBreachReason(REVIEWER_AGENT, touched) });
+      return { status: "failed", reason: "read-only-breach" };
     }
     return this.settle(task, result, commit);
   }
@@ -138,7 +146,7 @@ class Review {
   private async runAgent(
     task: Task,
     prompt: string,
-    sessionId: string | undefined,
+    resume: { sessionId?: string; serverUrl?: string },
   ): Promise<AgentRunResult<ReviewVerdict> | "stopped"> {
     const { stoppedBy, result } = await runWhileTaskRuns(this.traced, {
       taskId: task.id,
@@ -154,7 +162,7 @@ class Review {
         schema: reviewVerdictSchema,
         idleTimeoutMs: this.deps.idleTimeoutMs,
         hardTimeoutMs: this.deps.hardTimeoutMs,
-        ...(sessionId ? { sessionId } : {}),
+        ...resume,
       },
     });
     return stoppedBy ? "stopped" : result;
@@ -169,7 +177,7 @@ class Review {
         throw new Error(`review run failed, will retry: ${reason}`);
       }
       const why = unreadable ? "the reviewer's verdict stayed unreadable after a repair and a retry" : `the review ${result.outcome === "timeout" ? "timed out" : "failed"}`;
-      await this.report({ type: "run.failed", reason: `${why} (round ${round}): ${reason}` });
+      await this.report({ type: "run.failed", reason: withCause(`${why} (round ${round})`, reason) });
       return { status: "failed", reason };
     }
     const outcome = reviewOutcome(result.verdict);

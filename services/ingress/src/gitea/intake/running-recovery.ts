@@ -35,6 +35,8 @@ export async function failOrphanedRuns(
             failureReason:
               "the service running this command stopped mid-turn (restart or crash); the turn is not replayed — comment the command again to retry",
           },
+          // Only as it was judged: a run that ended or a heartbeat since moves the version.
+          expectVersion: task.version,
         },
       );
       failed.push(task.id);

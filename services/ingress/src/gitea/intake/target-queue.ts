@@ -8,7 +8,6 @@ export interface QueueEntry {
   status: "received" | "queued" | "running";
   /** 0 for the running command, 1… for those waiting, in receive order. */
   position: number;
-  startedAt: Date;
 }
 
 /** The running and waiting work commands of one issue/PR (control commands never wait). */
@@ -24,7 +23,6 @@ export function queueEntries(tasks: readonly Task[]): QueueEntry[] {
     requester: t.requesterLogin ?? "",
     status: t.status as QueueEntry["status"],
     position: running.length > 0 ? index : index + 1,
-    startedAt: t.updatedAt,
   }));
 }
 

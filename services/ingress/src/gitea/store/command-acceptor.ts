@@ -1,5 +1,5 @@
 import type { GiteaCommandKind } from "@ratatoskr/contracts";
-import { createGroupCommit, isPoisonSqlError, type Database, type FollowUp } from "@ratatoskr/db";
+import { createGroupCommit, isPoisonSqlError, type Database } from "@ratatoskr/db";
 
 /** A new `/agent` comment, as the webhook or the sweep found it. */
 export interface IncomingCommand {
@@ -13,47 +13,29 @@ export interface IncomingCommand {
   kind: GiteaCommandKind | null;
   /** The message after the command, or for a usage answer the word that was given. */
   message: string;
-  /** `X-Gitea-Delivery`, or `sweep-<commentId>` when the sweep found it. */
+  /** `X-Gitea-Delivery` (or Forgejo's), or `sweep-<commentId>` when the sweep found it. */
   deliveryId: string;
   event: string;
 }
 
-export type AcceptOutcome =
-  { status: "accepted"; taskId: number; followUps: FollowUp[] } | { status: "duplicate" };
+/** `accepted`: stored now, its task follows; `duplicate`: this comment (or delivery) was stored before. */
+export type AcceptOutcome = { status: "accepted" } | { status: "duplicate" };
 
 /**
- * One statement for a batch of commands: their tasks (unique on the comment id, so Redeliver and
- * concurrent duplicates insert nothing), their delivery records, and the outbox rows for routing
- * each and for its status comment. Nothing slow happens here; the caller dispatches the rows after.
+ * The one durable write before the webhook answers (issue 22): the command as read, into the
+ * delivery inbox. Unique on the delivery id and on the comment (repository + comment id), so
+ * Redeliver, concurrent duplicates and the sweep insert nothing a second time — and since no task
+ * row is attempted, a duplicate uses up no task id. The task is made afterwards (command-inbox.ts).
  */
-const ACCEPT = `
-WITH input AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[],
-    $8::bigint[], $9::int[], $10::text[], $11::text[])
-    AS i(owner, repo, target, number, kind, message, author, comment_id, max_rounds, delivery_id, event)
-), t AS (
-  INSERT INTO tasks (source, status, repo_owner, repo_name, target_type, target_number, target_key,
-    command_kind, command_message, requester_login, comment_id, max_turns, max_rounds, created_at, updated_at)
-  SELECT 'gitea', 'received', owner, repo, target, number, owner || '/' || repo || '#' || number, kind, message,
-    author, comment_id, 0, max_rounds, $12::timestamp, $12::timestamp
-  FROM input
-  ON CONFLICT (comment_id) DO NOTHING
-  RETURNING id, comment_id
-), d AS (
-  INSERT INTO webhook_deliveries (delivery_id, comment_id, event, outcome, task_id, received_at)
-  SELECT i.delivery_id, t.comment_id, i.event, 'accepted', t.id, $12::timestamp FROM t JOIN input i USING (comment_id)
-  ON CONFLICT DO NOTHING
-), f AS (
-  INSERT INTO follow_ups (task_id, queue, job_id, data, created_at)
-  SELECT id, 'intake', id || '-route-0', jsonb_build_object('v', 1, 'kind', 'route-command', 'taskId', id), $12::timestamp FROM t
-  UNION ALL
-  SELECT id, 'notify', id || '-notify-0', jsonb_build_object('v', 1, 'kind', 'gitea-status', 'taskId', id), $12::timestamp FROM t
-  RETURNING id, task_id, queue, job_id, data
-)
-SELECT f.id, f.task_id AS "taskId", f.queue, f.job_id AS "jobId", f.data, t.comment_id::text AS "commentId"
-FROM f JOIN t ON t.id = f.task_id ORDER BY f.id`;
-
-type Row = Pick<FollowUp, "id" | "taskId" | "queue" | "jobId" | "data"> & { commentId: string };
+const STORE = `
+INSERT INTO webhook_deliveries (delivery_id, repo_owner, repo_name, comment_id, event, outcome, target_type,
+  target_number, command_kind, command_message, requester_login, max_rounds, received_at)
+SELECT delivery_id, owner, repo, comment_id, event, 'pending', target, number, kind, message, author, max_rounds, $12::timestamp
+FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[],
+  $8::bigint[], $9::int[], $10::text[], $11::text[])
+  AS i(owner, repo, target, number, kind, message, author, comment_id, max_rounds, delivery_id, event)
+ON CONFLICT DO NOTHING
+RETURNING delivery_id AS "deliveryId"`;
 
 interface Item {
   command: IncomingCommand;
@@ -89,8 +71,10 @@ function refused<T>(error: unknown): Promise<T> {
   return outcome;
 }
 
+const commentKey = (c: IncomingCommand) => `${c.owner}/${c.repo}:${c.commentId}`.toLowerCase();
+
 /**
- * Accepts commands with group commit: a command arriving while no statement is in flight is
+ * Stores commands with group commit: a command arriving while no statement is in flight is
  * written at once; those arriving meanwhile are written together by the next statement (one
  * round trip and one commit for all of them). Each caller learns its own outcome once committed.
  * Deliveries of one comment are never in one batch: the first is written, the later ones find it.
@@ -100,10 +84,9 @@ export function createCommandAcceptor(pool: Database["pool"], rounds: number | C
 
   async function write(items: readonly Item[]): Promise<AcceptOutcome[]> {
     const col = <T>(f: (item: Item) => T) => items.map(f);
-    const now = new Date();
-    const result = await pool.query<Row>({
-      name: "rt-gitea-accept-batch",
-      text: ACCEPT,
+    const result = await pool.query<{ deliveryId: string }>({
+      name: "rt-gitea-store-batch",
+      text: STORE,
       values: [
         col((p) => p.command.owner),
         col((p) => p.command.repo),
@@ -116,19 +99,11 @@ export function createCommandAcceptor(pool: Database["pool"], rounds: number | C
         col((p) => p.maxRounds),
         col((p) => p.command.deliveryId),
         col((p) => p.command.event),
-        now.toISOString(),
+        new Date().toISOString(),
       ],
     });
-    const accepted = new Map<string, FollowUp[]>();
-    for (const { commentId, ...row } of result.rows) {
-      const rows = accepted.get(commentId) ?? [];
-      rows.push({ ...row, createdAt: now, dispatchedAt: null });
-      accepted.set(commentId, rows);
-    }
-    return items.map((item) => {
-      const followUps = accepted.get(String(item.command.commentId));
-      return followUps ? { status: "accepted", taskId: followUps[0]!.taskId, followUps } : { status: "duplicate" };
-    });
+    const stored = new Set(result.rows.map((r) => r.deliveryId));
+    return items.map((item) => ({ status: stored.has(item.command.deliveryId) ? "accepted" : "duplicate" }));
   }
 
   /**
@@ -149,7 +124,7 @@ export function createCommandAcceptor(pool: Database["pool"], rounds: number | C
 
   const acceptItem = createGroupCommit<Item, AcceptOutcome>({
     write: writeIsolating,
-    keyOf: (item) => item.command.commentId,
+    keyOf: (item) => commentKey(item.command),
     maxBatch: MAX_BATCH,
     maxInFlight: MAX_IN_FLIGHT,
   });

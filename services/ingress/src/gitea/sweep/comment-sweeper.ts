@@ -15,7 +15,8 @@ export interface SweepDeps {
   repos: Repositories;
   botLogin: () => string;
   accept(command: IncomingCommand): Promise<AcceptOutcome>;
-  dispatch(outcome: Extract<AcceptOutcome, { status: "accepted" }>): void;
+  /** Commands were stored: make their tasks. */
+  stored(): void;
   logger: Logger;
 }
 
@@ -30,9 +31,20 @@ function numberFrom(url: string | undefined): number | undefined {
 }
 
 /**
+ * A comment edited after it was written. Only a comment's creation is a command, on the webhook
+ * (`edited` deliveries are ignored) and here alike: the API shows only the edited text, so the
+ * sweep cannot know what the comment said when it was written, and takes no edited comment.
+ */
+function wasEdited(comment: Comment): boolean {
+  const created = Date.parse(comment.created_at ?? "");
+  const updated = Date.parse(comment.updated_at ?? "");
+  return Number.isFinite(created) && Number.isFinite(updated) && updated > created;
+}
+
+/**
  * Gitea never retries a failed delivery (G1): reads the repository's comments since the
  * cursor and takes in `/agent` comments through the same idempotent insert as the webhook,
- * so a comment that did arrive is not taken twice. Returns the task ids it accepted.
+ * so a comment that did arrive is not taken twice. Returns the ids of the comments it stored.
  */
 export async function sweepRepository(deps: SweepDeps, where: RepoRef): Promise<number[]> {
   const cursor = await deps.repos.sweepCursors.find(where.owner, where.repo);
@@ -44,10 +56,11 @@ export async function sweepRepository(deps: SweepDeps, where: RepoRef): Promise<
   let lastAt = cursor?.lastCommentAt ?? null;
   const accepted: number[] = [];
   for (let page = 1; ; page++) {
-    const comments: Comment[] = await deps.gitea.listRepoComments(where, { since, page, limit: PAGE_SIZE });
-    for (const comment of comments) {
-      const taskId = await takeIn(deps, where, comment);
-      if (taskId !== undefined) accepted.push(taskId);
+    const comments: unknown = await deps.gitea.listRepoComments(where, { since, page, limit: PAGE_SIZE });
+    if (!Array.isArray(comments)) throw new Error(`Gitea answered the comments of ${where.owner}/${where.repo} with something that is not a list`);
+    for (const comment of comments as Comment[]) {
+      const stored = await takeIn(deps, where, comment);
+      if (stored !== undefined) accepted.push(stored);
       const at = comment.created_at ? new Date(comment.created_at) : null;
       if (comment.id && (lastId === null || BigInt(comment.id) > lastId)) lastId = BigInt(comment.id);
       if (at && (!lastAt || at > lastAt)) lastAt = at;
@@ -61,17 +74,23 @@ export async function sweepRepository(deps: SweepDeps, where: RepoRef): Promise<
     lastCommentId: lastId,
     lastCommentAt: lastAt,
   });
-  if (accepted.length > 0)
+  if (accepted.length > 0) {
+    deps.stored();
     deps.logger.warn(
-      { repo: `${where.owner}/${where.repo}`, accepted },
+      { repo: `${where.owner}/${where.repo}`, comments: accepted },
       "sweep took in /agent comments whose webhook never arrived",
     );
+  }
   return accepted;
 }
 
 async function takeIn(deps: SweepDeps, where: RepoRef, comment: Comment): Promise<number | undefined> {
   const body = comment.body ?? "";
   if (!comment.id || !looksLikeAgentCommand(body)) return undefined;
+  if (wasEdited(comment)) {
+    deps.logger.debug({ commentId: comment.id }, "sweep passed an edited /agent comment: an edit is never a command");
+    return undefined;
+  }
   const isPull = Boolean(comment.pull_request_url);
   const number =
     numberFrom(isPull ? comment.pull_request_url : comment.issue_url) ?? numberFrom(comment.issue_url);
@@ -98,7 +117,5 @@ async function takeIn(deps: SweepDeps, where: RepoRef, comment: Comment): Promis
     deps.logger.warn({ err: error, commentId: comment.id }, "sweep skipped a comment that cannot be stored");
     return undefined;
   }
-  if (outcome.status !== "accepted") return undefined;
-  deps.dispatch(outcome);
-  return outcome.taskId;
+  return outcome.status === "accepted" ? comment.id : undefined;
 }

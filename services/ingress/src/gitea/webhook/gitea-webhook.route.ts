@@ -1,4 +1,4 @@
-import { readDelivery, verifySignature } from "@ratatoskr/gitea";
+import { deliveryHeaders, readDelivery, verifySignature } from "@ratatoskr/gitea";
 import type { Logger } from "@ratatoskr/runtime";
 import type { FastifyInstance } from "fastify";
 import { CommandRefusedError, type AcceptOutcome, type IncomingCommand } from "../store/command-acceptor.ts";
@@ -11,20 +11,18 @@ export interface GiteaWebhookOptions {
   bodyLimitBytes: number;
   /** The bot's login, known once discovered; its own comments are ignored. */
   botLogin: () => string;
+  /** The one durable write before the answer: the command as read. */
   accept(command: IncomingCommand): Promise<AcceptOutcome>;
-  /** Hands the accepted command's follow-ups to the queues; must not delay the answer. */
-  dispatch(outcome: Extract<AcceptOutcome, { status: "accepted" }>): void;
+  /** A command was stored: make its task (after the answer, never delaying it). */
+  stored(): void;
   logger: Logger;
-}
-
-function header(value: string | string[] | undefined): string | undefined {
-  return typeof value === "string" ? value : undefined;
 }
 
 /**
  * `POST /webhooks/gitea` (G1) in its own context: the body stays raw bytes for the signature.
- * 401 when unsigned or forged (nothing stored), 400 for unreadable JSON, 204 for anything that
- * is not a new `/agent` comment, 202 accepted, 200 when the comment was already accepted.
+ * 401 when unsigned or forged (nothing stored), 400 for a malformed delivery, 204 for anything
+ * that is not a new `/agent` comment, 202 once the command is stored, 200 when the comment was
+ * stored before. Gitea's and Forgejo's headers alike (G8).
  */
 export async function registerGiteaWebhook(app: FastifyInstance, opts: GiteaWebhookOptions): Promise<void> {
   await app.register(async (scope) => {
@@ -45,20 +43,19 @@ export async function registerGiteaWebhook(app: FastifyInstance, opts: GiteaWebh
     });
     scope.post(GITEA_WEBHOOK_PATH, async (request, reply) => {
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-      const signature = request.headers["x-gitea-signature"];
+      const { event, deliveryId: givenId, signature } = deliveryHeaders(request.headers);
       if (!verifySignature(raw, signature, opts.secret)) {
         // Who knocked and why, never the body or the presented signature.
         opts.logger.warn(
           {
             reqId: request.id,
-            deliveryId: header(request.headers["x-gitea-delivery"]),
+            deliveryId: givenId,
             reason: signature === undefined ? "signature missing" : "signature wrong",
           },
           "gitea delivery refused: bad signature",
         );
         return reply.code(401).send({ error: "bad signature" });
       }
-      const event = header(request.headers["x-gitea-event"]);
       const reading = readDelivery(event, raw);
       if (reading.kind === "malformed") return reply.code(400).send({ error: "malformed delivery" });
       if (reading.kind === "ignored") return reply.code(204).send();
@@ -66,8 +63,7 @@ export async function registerGiteaWebhook(app: FastifyInstance, opts: GiteaWebh
         request.log.warn({ why: reading.why }, "gitea delivery refused: invalid comment payload");
         return reply.code(422).send({ error: `invalid comment payload (${reading.why})` });
       }
-      const deliveryId =
-        header(request.headers["x-gitea-delivery"]) ?? `unnamed-${reading.comment.commentId}`;
+      const deliveryId = givenId ?? `unnamed-${reading.comment.commentId}`;
       const command = commandOf(reading.comment, opts.botLogin(), {
         deliveryId,
         event: event ?? "issue_comment",
@@ -81,12 +77,8 @@ export async function registerGiteaWebhook(app: FastifyInstance, opts: GiteaWebh
       });
       if (!outcome) return reply.code(422).send({ error: "the comment cannot be stored as sent" });
       if (outcome.status === "duplicate") return reply.code(200).send({ status: "duplicate" });
-      opts.logger.info(
-        { taskId: outcome.taskId, deliveryId, commentId: command.commentId, kind: command.kind },
-        "gitea command accepted",
-      );
-      opts.dispatch(outcome);
-      return reply.code(202).send({ status: "accepted", taskId: outcome.taskId });
+      opts.stored();
+      return reply.code(202).send({ status: "accepted" });
     });
   });
 }

@@ -19,6 +19,11 @@ export interface TelegramPollerOptions {
   /** First pause after a failed getUpdates; doubles up to `maxRetryDelayMs`. */
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
+  /**
+   * Longest wait for the confirming getUpdates on stop: when Telegram cannot be reached then,
+   * stopping must still end within the shutdown's deadline (the batch is only delivered again).
+   */
+  confirmTimeoutMs?: number;
 }
 
 /**
@@ -71,7 +76,7 @@ export class TelegramPoller {
     try {
       await this.opts.source.getUpdates(
         { offset: this.offset, timeoutSec: 0, limit: 1 },
-        new AbortController().signal,
+        AbortSignal.timeout(this.opts.confirmTimeoutMs ?? 5_000),
       );
     } catch (err) {
       this.opts.logger.warn(

@@ -12,6 +12,12 @@ export const WEBHOOK_BODY_LIMIT = 256 * 1024;
 
 export type WebhookOutcome = "accepted" | "malformed" | "closed";
 
+/** A webhook body: the text exactly as it arrived (what is stored) and its parsed JSON (what is read). */
+export interface ReceivedUpdate {
+  raw: string;
+  json: unknown;
+}
+
 export interface TelegramWebhookOptions {
   path: string;
   secret: string;
@@ -21,7 +27,7 @@ export interface TelegramWebhookOptions {
    * Makes the update durable (X6); resolves once it is. Handling happens afterwards, so the
    * answer never waits on it. Throwing (the database is away) answers 500 and Telegram retries.
    */
-  accept(body: unknown): Promise<WebhookOutcome>;
+  accept(body: ReceivedUpdate): Promise<WebhookOutcome>;
 }
 
 /**
@@ -44,8 +50,15 @@ export async function registerTelegramWebhook(
   };
 
   await app.register(async (scope) => {
-    // Telegram posts JSON only: any other content type gets fastify's 415.
+    // Telegram posts JSON only: any other content type gets fastify's 415. The body is kept as
+    // the text that came (stored as is: never serialised again from the parsed value, which for
+    // deeply nested input throws on every redelivery) beside fastify's own safe parse of it.
     scope.removeContentTypeParser("text/plain");
+    const parseJson = scope.getDefaultJsonParser("error", "error");
+    scope.removeContentTypeParser("application/json");
+    scope.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+      parseJson(request, body as string, (err, json) => (err ? done(err) : done(null, { raw: body as string, json })));
+    });
     scope.setErrorHandler(async (error: FastifyError, request, reply) => {
       const status = error.statusCode ?? 500;
       if (status >= 400 && status < 500) return refuse(request, reply, status, error.code ?? "bad request");
@@ -60,7 +73,7 @@ export async function registerTelegramWebhook(
           return refuse(request, reply, 401, given === undefined ? "secret missing" : "secret wrong");
       },
       handler: async (request, reply) => {
-        const outcome = await opts.accept(request.body);
+        const outcome = await opts.accept(request.body as ReceivedUpdate);
         if (outcome === "closed") return reply.code(503).send({ error: "shutting down" });
         if (outcome === "malformed") return refuse(request, reply, 400, "malformed update");
         return reply.code(200).send({ ok: true });

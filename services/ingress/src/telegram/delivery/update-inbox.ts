@@ -1,5 +1,5 @@
 import type { ClaimedUpdate, InboxKey, TelegramUpdateRepository } from "@ratatoskr/db";
-import type { Logger } from "@ratatoskr/runtime";
+import { createOutageLog, type Logger, type OutageLog } from "@ratatoskr/runtime";
 import { ClaimBatcher } from "./claim-batcher.ts";
 import { HandlingSlots } from "./handling-slots.ts";
 import { isPoison, PoisonUpdateError } from "./update-failure.ts";
@@ -51,7 +51,8 @@ export class UpdateInbox {
   private readonly queued = new Map<string, InboxKey>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private sweepTimer: NodeJS.Timeout | undefined;
-  private sweepFailing = false;
+  /** Postgres away: one line when the sweep starts failing, reminders while it lasts, one when it is back. */
+  private readonly outage: OutageLog;
   private readonly leaseMs: number;
   private readonly retryDelayMs: number;
   private readonly maxRetryDelayMs: number;
@@ -64,6 +65,7 @@ export class UpdateInbox {
     this.maxRetryDelayMs = opts.maxRetryDelayMs ?? 30_000;
     this.claims = new ClaimBatcher(opts.store, this.leaseMs);
     this.slots = new HandlingSlots(opts.maxConcurrentHandling ?? 4);
+    this.outage = createOutageLog({ logger: opts.logger, what: "telegram inbox (postgres)" });
   }
 
   /** Starts the sweep (at once: updates stored before a restart are picked up first). */
@@ -127,13 +129,10 @@ export class UpdateInbox {
   private async sweep(): Promise<void> {
     try {
       const keys = await this.opts.store.ready();
-      if (this.sweepFailing) this.opts.logger.info("telegram inbox reachable again");
-      this.sweepFailing = false;
+      this.outage.recovered();
       for (const key of keys) this.kick(key);
     } catch (err) {
-      // One line when the database goes away, one when it is back: not one per sweep.
-      if (!this.sweepFailing) this.opts.logger.warn({ err }, "telegram inbox unreachable; will keep trying");
-      this.sweepFailing = true;
+      this.outage.failed(err);
     }
   }
 

@@ -27,6 +27,8 @@ export interface BotDeps {
   answerButton(callbackQueryId: string, text?: string): Promise<void>;
   /** Points the chat's free text at this task. */
   activateTask(chatId: number, taskId: number): Promise<void>;
+  /** The forum topic (message_thread_id) of the update being handled; replies go there. */
+  threadId?: number;
 }
 
 export interface MessageInput {

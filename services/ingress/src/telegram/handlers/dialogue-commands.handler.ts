@@ -12,6 +12,7 @@ export async function openTask(deps: BotDeps, msg: MessageInput): Promise<Task> 
   const task = await deps.repos.tasks.createTelegramTask({
     chatId: msg.chatId,
     userId: msg.userId,
+    threadId: deps.threadId ?? null,
     maxTurns: deps.limits.maxTurns,
     maxRounds: deps.limits.maxRounds,
     budgetUsd: deps.limits.budgetUsd,

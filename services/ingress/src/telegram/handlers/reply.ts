@@ -5,6 +5,8 @@ import type { BotDeps } from "./bot-deps.ts";
 
 export interface ReplyTarget {
   chatId: number;
+  /** The forum topic; the one the handled update came from when not given. */
+  threadId?: number | null;
   /** The task the reply is about, if any (links it in the notifications table). */
   taskId: number | null;
 }
@@ -18,7 +20,7 @@ export const replyJobId = notificationJobId;
  * reply with a missing or misspelled parameter does not compile.
  */
 export async function reply<K extends TemplateId>(
-  deps: Pick<BotDeps, "repos" | "enqueue" | "logger">,
+  deps: Pick<BotDeps, "repos" | "enqueue" | "logger" | "threadId">,
   to: ReplyTarget,
   template: K,
   params: TemplateParams[K],
@@ -27,6 +29,7 @@ export async function reply<K extends TemplateId>(
     taskId: to.taskId,
     channel: "telegram",
     chatId: to.chatId,
+    threadId: to.threadId ?? deps.threadId ?? null,
     template,
     params: params as unknown as Prisma.InputJsonObject,
   });

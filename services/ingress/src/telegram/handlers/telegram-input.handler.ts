@@ -45,7 +45,9 @@ async function handleMessage(deps: BotDeps, msg: MessageInput): Promise<void> {
 }
 
 /** Entry point for one update, already in its chat's order. */
-export async function handleTelegramInput(deps: BotDeps, input: TelegramInput): Promise<void> {
+export async function handleTelegramInput(chatDeps: BotDeps, input: TelegramInput): Promise<void> {
+  // Answers go to the forum topic the update came from (and a task opened here keeps it).
+  const deps = input.threadId === null ? chatDeps : { ...chatDeps, threadId: input.threadId };
   if (input.chatId === null) {
     if (input.kind === "button") await deps.answerButton(input.callbackQueryId);
     return;

@@ -21,21 +21,39 @@ const updateSchema = z.object({
       from: userRef.optional(),
       text: text.optional(),
       caption: text.optional(),
+      message_thread_id: id.optional(),
+      is_topic_message: z.boolean().optional(),
     })
     .optional(),
   callback_query: z
     .object({
       id: text,
       from: userRef,
-      message: z.object({ message_id: id, chat: chatRef }).optional(),
+      message: z
+        .object({
+          message_id: id,
+          chat: chatRef,
+          message_thread_id: id.optional(),
+          is_topic_message: z.boolean().optional(),
+        })
+        .optional(),
       data: text.optional(),
     })
     .optional(),
   edited_message: z.object({ chat: chatRef, from: userRef.optional() }).optional(),
 });
 
-/** One update, reduced to what a handler acts on. */
-export type TelegramInput =
+/**
+ * The forum topic a message was written in. Only a topic message's thread id names a topic that
+ * can be written to (a reply thread in a plain group has one too, but no topic); the General
+ * topic has none.
+ */
+function topicOf(message: { message_thread_id?: number; is_topic_message?: boolean } | undefined): number | null {
+  return message?.is_topic_message === true && message.message_thread_id !== undefined ? message.message_thread_id : null;
+}
+
+/** One update, reduced to what a handler acts on; `threadId`: its forum topic, where answers go. */
+export type TelegramInput = { threadId: number | null } & (
   | {
       kind: "message";
       updateId: number;
@@ -57,7 +75,8 @@ export type TelegramInput =
   /** A new message with nothing to read (photo without caption, sticker, voice…). */
   | { kind: "media"; updateId: number; chatId: number; userId: number | null; messageId: number }
   /** Edits, membership changes…: nothing to do and nobody to answer (never a refusal). */
-  | { kind: "other"; updateId: number; chatId: number | null; userId: number | null };
+  | { kind: "other"; updateId: number; chatId: number | null; userId: number | null }
+);
 
 export type ParsedUpdate = { ok: true; input: TelegramInput } | { ok: false; error: string };
 
@@ -75,11 +94,12 @@ export function toTelegramInput(body: unknown): ParsedUpdate {
     const userId = message.from?.id ?? null;
     const { message_id: messageId } = message;
     const text = message.text ?? message.caption;
+    const threadId = topicOf(message);
     if (text === undefined)
-      return { ok: true, input: { kind: "media", updateId, chatId: message.chat.id, userId, messageId } };
+      return { ok: true, input: { kind: "media", updateId, chatId: message.chat.id, userId, messageId, threadId } };
     return {
       ok: true,
-      input: { kind: "message", updateId, chatId: message.chat.id, userId, messageId, text },
+      input: { kind: "message", updateId, chatId: message.chat.id, userId, messageId, text, threadId },
     };
   }
   if (query) {
@@ -90,11 +110,12 @@ export function toTelegramInput(body: unknown): ParsedUpdate {
       userId: query.from.id,
       callbackQueryId: query.id,
       data: query.data ?? "",
+      threadId: topicOf(query.message),
     };
     return { ok: true, input };
   }
   const userId = edited?.from?.id ?? null;
-  return { ok: true, input: { kind: "other", updateId, chatId: edited?.chat.id ?? null, userId } };
+  return { ok: true, input: { kind: "other", updateId, chatId: edited?.chat.id ?? null, userId, threadId: null } };
 }
 
 /** What intake needs before storing an update: its id (required) and the chat it orders under. */

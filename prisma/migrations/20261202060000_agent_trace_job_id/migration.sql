@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "agent_traces" ADD COLUMN     "job_id" TEXT;
