@@ -1,4 +1,5 @@
 import { useTestRepositories } from "./support/test-repositories.ts";
+import { NotificationRepository } from "../src/repositories/notification.repository.ts";
 import { describe, expect, it, vi } from "vitest";
 import { sqlPoolOf } from "../src/sql/sql-pool.ts";
 
@@ -287,5 +288,46 @@ describe("NotificationRepository, the stale-sending sweep", () => {
     await db.repos.notifications.claim(outcome.id);
     await db.repos.notifications.settleStaleSending(-1, ["bot.help"]);
     expect(await db.repos.notifications.findById(outcome.id)).toMatchObject({ status: "uncertain" });
+  });
+});
+
+describe("NotificationRepository, the Gitea reply sweep", () => {
+  it("lists the Gitea tasks with a reply pending longer than asked, once each, the same in plain SQL and through Prisma", async () => {
+    const task = (commentId: number) =>
+      db.repos.tasks.createGiteaTask({
+        repoOwner: "acme",
+        repoName: "shop",
+        targetType: "issue",
+        targetNumber: 3,
+        commandKind: "plan",
+        commandMessage: "",
+        requesterLogin: "alice",
+        commentId,
+        maxRounds: 2,
+      });
+    const [waiting, sent, status, fresh] = [await task(9101), await task(9102), await task(9103), await task(9104)];
+    const reply = (taskId: number, template = "task.postmortem") =>
+      db.repos.notifications.create({ channel: "gitea", taskId, template, params: {} });
+    await reply(waiting.id);
+    await reply(waiting.id, "task.postmortem-unavailable");
+    const done = (await reply(sent.id))!;
+    await db.repos.notifications.claim(done.id);
+    await db.repos.notifications.markSent(done.id, [1]);
+    await reply(status.id, "gitea.status");
+    const templates = ["task.postmortem", "task.postmortem-unavailable"];
+    const mine = (ids: number[]) => ids.filter((id) => [waiting.id, sent.id, status.id, fresh.id].includes(id));
+
+    await vi.waitFor(
+      async () => expect(mine(await db.repos.notifications.listTasksWithPendingGitea(templates, 0))).toEqual([waiting.id]),
+      { timeout: 5_000, interval: 10 },
+    );
+    await reply(fresh.id);
+    expect(mine(await db.repos.notifications.listTasksWithPendingGitea(templates, 60_000))).toEqual([]);
+    const throughPrisma = new NotificationRepository(db.prisma);
+    await vi.waitFor(
+      async () => expect(mine(await throughPrisma.listTasksWithPendingGitea(templates, 0))).toEqual([waiting.id, fresh.id]),
+      { timeout: 5_000, interval: 10 },
+    );
+    expect(mine(await db.repos.notifications.listTasksWithPendingGitea(templates, 0))).toEqual([waiting.id, fresh.id]);
   });
 });

@@ -23,6 +23,13 @@ const LIST_CHATS_LEFT_BEHIND = `
       AND head.created_at < ${NOW} - $2::int * interval '1 millisecond')
   ORDER BY chat_id LIMIT $3`;
 
+/** $1: templates, $2: stored before (ms ago), $3: limit. */
+const LIST_TASKS_WITH_PENDING_GITEA = `
+  SELECT DISTINCT task_id FROM notifications
+    WHERE channel = 'gitea' AND status = 'pending' AND task_id IS NOT NULL AND template = ANY($1::text[])
+      AND created_at < ${NOW} - $2::int * interval '1 millisecond'
+  ORDER BY task_id LIMIT $3`;
+
 export class NotificationSweepSql {
   constructor(private readonly pool: pg.Pool) {}
 
@@ -33,5 +40,14 @@ export class NotificationSweepSql {
       values: [claimedBeforeMs, pendingBeforeMs, limit],
     });
     return rows.map((row) => Number(row.chat_id));
+  }
+
+  async listTasksWithPendingGitea(templates: readonly string[], storedBeforeMs: number, limit: number): Promise<number[]> {
+    const { rows } = await this.pool.query<{ task_id: number }>({
+      name: "rt-notifications-gitea-pending",
+      text: LIST_TASKS_WITH_PENDING_GITEA,
+      values: [templates, storedBeforeMs, limit],
+    });
+    return rows.map((row) => Number(row.task_id));
   }
 }

@@ -229,6 +229,28 @@ export class NotificationRepository {
    * that was tried waits out its job's backoff or a 429). Either may also be a chat a live
    * notifier is sending to (or about to): only the chat's lease tells them apart.
    */
+  /**
+   * Gitea tasks with a notification of one of `templates` stored at least `storedBeforeMs` ago and
+   * still pending (its job may have been lost with Redis), found without waiting for any job.
+   */
+  async listTasksWithPendingGitea(templates: readonly string[], storedBeforeMs: number, limit = 100): Promise<number[]> {
+    if (this.sweepSql) return this.sweepSql.listTasksWithPendingGitea(templates, storedBeforeMs, limit);
+    const rows = await this.db.notification.findMany({
+      where: {
+        channel: "gitea",
+        template: { in: [...templates] },
+        status: "pending",
+        createdAt: { lt: new Date(Date.now() - storedBeforeMs) },
+        taskId: { not: null },
+      },
+      select: { taskId: true },
+      distinct: ["taskId"],
+      orderBy: { taskId: "asc" },
+      take: limit,
+    });
+    return rows.map((row) => row.taskId!);
+  }
+
   async listChatsLeftBehind(
     { claimedBeforeMs, pendingBeforeMs }: { claimedBeforeMs: number; pendingBeforeMs: number },
     limit = 100,

@@ -21,7 +21,6 @@ export function giteaStatusWiring(
         ? [
             startRunningStatusRefresher({
               repos: ctx.repos,
-              prisma: ctx.db.prisma,
               queues: ctx.queues,
               logger,
               intervalMs: config.refreshMs,

@@ -68,14 +68,3 @@ export async function postPendingReplies(deps: ReplyDeps, taskId: number, where:
   }
   return pending.length;
 }
-
-/** Gitea commands with a reply still to post (its job may have been lost with Redis). */
-export async function tasksWithPendingReplies(prisma: PrismaClient, storedBefore: Date): Promise<number[]> {
-  const rows = await prisma.notification.findMany({
-    where: { channel: "gitea", template: { in: [...REPLY_TEMPLATES] }, status: "pending", createdAt: { lt: storedBefore }, taskId: { not: null } },
-    select: { taskId: true },
-    distinct: ["taskId"],
-    take: 100,
-  });
-  return rows.map((r) => r.taskId!);
-}

@@ -1,7 +1,7 @@
-import type { PrismaClient, Repositories } from "@ratatoskr/db";
+import type { Repositories } from "@ratatoskr/db";
 import type { Logger, QueueSet } from "@ratatoskr/runtime";
 import { startPeriodicTask } from "@ratatoskr/runtime";
-import { tasksWithPendingReplies } from "./reply-comments.ts";
+import { REPLY_TEMPLATES } from "./reply-comments.ts";
 
 /**
  * Elapsed time, tokens and cost change while an agent works without any transition: every
@@ -10,7 +10,6 @@ import { tasksWithPendingReplies } from "./reply-comments.ts";
  */
 export function startRunningStatusRefresher(deps: {
   repos: Repositories;
-  prisma: PrismaClient;
   queues: QueueSet;
   logger: Logger;
   intervalMs: number;
@@ -23,7 +22,7 @@ export function startRunningStatusRefresher(deps: {
       const tick = Math.floor(Date.now() / deps.intervalMs);
       const running = (await deps.repos.tasks.listByStatus("gitea", ["running"])).map((task) => task.id);
       // A reply (a postmortem) whose job was lost is posted by the next reconcile.
-      const replying = await tasksWithPendingReplies(deps.prisma, new Date(Date.now() - deps.intervalMs));
+      const replying = await deps.repos.notifications.listTasksWithPendingGitea(REPLY_TEMPLATES, deps.intervalMs);
       await Promise.all(
         [...new Set([...running, ...replying])].map((taskId) =>
           deps.queues.enqueue({
