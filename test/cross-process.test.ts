@@ -99,12 +99,22 @@ const taskOf = (chatId: number) =>
 
 describe("services as separate processes", () => {
   it("each reports ready on its own health server, opencode included where agents run", async () => {
+    // A probe is a moment: each check is bounded (2 s), so on a loaded host one probe may miss
+    // while the suite runs beside it; ready means a probe answers 200 within the deadline.
+    const probe = async (url: string) => {
+      const res = await fetch(`${url}/health/ready`);
+      return { status: res.status, checks: ((await res.json()) as { checks: Record<string, string> }).checks };
+    };
     for (const service of running.values()) {
-      const res = await fetch(`${service.url}/health/ready`);
-      expect({ service: service.name, status: res.status }).toEqual({ service: service.name, status: 200 });
+      await vi.waitFor(async () => {
+        const { status } = await probe(service.url);
+        expect({ service: service.name, status }).toEqual({ service: service.name, status: 200 });
+      }, { timeout: REPLY_MS, interval: 500 });
     }
-    const analyst = (await (await fetch(`${running.get("analyst")!.url}/health/ready`)).json()) as { checks: object };
-    expect(analyst.checks).toMatchObject({ opencode: "ok" });
+    await vi.waitFor(async () => {
+      const analyst = await probe(running.get("analyst")!.url);
+      expect(analyst).toMatchObject({ status: 200, checks: { opencode: "ok" } });
+    }, { timeout: REPLY_MS, interval: 500 });
   });
 
   it("takes a request from /start through questions and a draft to approval and a dev job", async () => {
