@@ -19,9 +19,12 @@
 #
 # CONTAINER_ENGINE picks podman or docker (default: podman if installed, else docker).
 set -euo pipefail
+# A failing step inside $(…) fails the script too (bash does not carry -e into them by default).
+shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
 
-ENGINE="${CONTAINER_ENGINE:-$(command -v podman >/dev/null 2>&1 && echo podman || echo docker)}"
+pick_engine() { ENGINE="${CONTAINER_ENGINE:-$(command -v podman >/dev/null 2>&1 && echo podman || echo docker)}"; }
+pick_engine
 # Where stand-ins are kept between runs, keyed by what they are built from.
 CACHE="${RATATOSKR_CONTAINER_CACHE:-/var/cache/ratatoskr-containers}"
 # The CA bundle build steps trust when they reach the npm registry (a build secret; optional).
@@ -53,17 +56,23 @@ configure_engine() {
   grep -q '^default_ulimits *= *\[\]' "$conf" || printf '\n[containers]\ndefault_ulimits = []\n' >>"$conf"
 }
 
+# What the engine needs from Debian: netavark and aardvark-dns are podman's network backend, and
+# netavark drives iptables (a build's RUN steps and the compose network need all three; without
+# any of them a container start fails with "netavark: No such file or directory").
+ENGINE_PACKAGES=(podman runc podman-compose debootstrap uidmap slirp4netns netavark aardvark-dns iptables)
+
+installed() { [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]; }
+
 cmd_engine() {
   local missing=()
-  for tool in podman runc podman-compose debootstrap; do
-    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+  for package in "${ENGINE_PACKAGES[@]}"; do
+    installed "$package" || missing+=("$package")
   done
   if ((${#missing[@]} > 0)); then
     [[ $(id -u) == 0 ]] || die "installing ${missing[*]} needs root"
     log "installing ${missing[*]} from Debian"
     apt-get update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-      podman runc podman-compose debootstrap uidmap slirp4netns netavark aardvark-dns >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
   fi
   [[ $(id -u) == 0 ]] && configure_engine
   podman --version >&2
@@ -89,6 +98,7 @@ standin() {
   log "stand-in $name: building"
   local started=$SECONDS
   "$recipe" "$name" "$key"
+  [[ "$(image_key "$name")" == "$key" ]] || die "stand-in $name: its build left no image with key $key"
   mkdir -p "$CACHE"
   rm -f "$CACHE/$(echo "$name" | tr '/:' '__')"-*.tar
   podman save -q -o "$archive.part" "$name" && mv "$archive.part" "$archive"
@@ -293,7 +303,10 @@ cmd_publish() {
 
 cmd_ci() {
   cmd_engine
-  eval "$(cmd_bases)"
+  pick_engine # podman may have just been installed
+  local bases
+  bases=$(cmd_bases) # not inside eval "$(…)": eval would hide the build's failure
+  eval "$bases"
   export DEBIAN_IMAGE NODE_IMAGE POSTGRES_IMAGE REDIS_IMAGE
   cmd_image --tag ratatoskr:local --target production
   cmd_image --tag ratatoskr-testkit:local --target testkit
