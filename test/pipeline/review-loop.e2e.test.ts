@@ -1,3 +1,5 @@
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
 import { commitToBare, reply, type ModelRequest } from "@ratatoskr/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHATS, DEV, PipelineHarness, REVIEWER, waitFor } from "./pipeline-harness.ts";
@@ -14,8 +16,16 @@ const devRound = (round: number, max: number, title: string) => (req: ModelReque
  */
 const h = new PipelineHarness();
 
+/** A task's entries in a step's workspace (its trees and their state), none once removed. */
+async function treesOf(step: "dev" | "review", taskId: number): Promise<string[]> {
+  const root = join(h.root, "workspaces", step);
+  const list = (dir: string) => readdir(join(root, dir)).catch(() => [] as string[]);
+  return [...(await list("tasks")), ...(await list("state"))].filter((name) => name === String(taskId) || name.startsWith(`${taskId}-`));
+}
+
 beforeAll(async () => {
-  await h.start(["ingress", "dev", "reviewer", "notifier"]);
+  // An ended task's trees go at once (WORKSPACE_RETENTION_MS=0), looked for every 200 ms.
+  await h.start(["ingress", "dev", "reviewer", "notifier"], { WORKSPACE_RETENTION_MS: "0", WORKSPACE_SWEEP_INTERVAL_MS: "200" });
 }, 180_000);
 
 afterAll(async () => {
@@ -73,6 +83,9 @@ describe("approved work becomes reviewed, pushed code", () => {
       expect(trace.endedAt!.getTime()).toBeGreaterThanOrEqual(trace.startedAt.getTime());
     }
     expect(traces[1]!.prompt).toContain("+Hello from Ratatoskr");
+
+    // The task has ended: the dev's and the reviewer's working trees of it are removed.
+    await waitFor(h, async () => ((await treesOf("dev", taskId)).length + (await treesOf("review", taskId)).length === 0 ? true : undefined), 20_000);
   }, 120_000);
 
   it("two rounds: the reviewer's findings reach the next dev round, and the second review passes", async () => {

@@ -9,7 +9,7 @@ import { keyedLock } from "./keyed-lock.ts";
 import { validateRepoName, type RepoRef } from "./repo-name.ts";
 import { describeRemote, remoteUrl, type RemoteSpec } from "./remote-spec.ts";
 import { ioError, isErrno, readMeta, workspaceLayout, writeFileAtomic, type WorkspaceMeta } from "./workspace-layout.ts";
-import { sweepWorkspaces, type SweepResult } from "./workspace-sweep.ts";
+import { listUnfinishedTasks, sweepWorkspaces, type SweepResult } from "./workspace-sweep.ts";
 import { assertBranchName } from "./ref-name.ts";
 import { NO_PUSH_REMOTE, restoreGitDir, saveGitConfig } from "./git-dir-guard.ts";
 import { parseLsRemote, type RemoteRefs } from "./remote-refs.ts";
@@ -109,6 +109,10 @@ export interface GitWorkspaces {
   treeState(ws: Workspace): Promise<string>;
   /** Marks the task finished: its workspaces are removed by {@link sweep} after retention. */
   markFinished(taskId: number): Promise<void>;
+  /** Takes the mark back (the task moved on after it was marked); the next prepare does too. */
+  clearFinished(taskId: number): Promise<void>;
+  /** Tasks with working trees here not marked finished, in id order. */
+  unfinishedTaskIds(): Promise<number[]>;
   /** Removes finished workspaces older than retention; failures throw `WorkspaceIoError`. */
   sweep(): Promise<SweepResult>;
 }
@@ -338,6 +342,12 @@ export function createGitWorkspaces(options: GitWorkspacesOptions): GitWorkspace
     async markFinished(taskId) {
       await writeFileAtomic(layout.finishedFile(taskId), new Date(now()).toISOString());
     },
+    async clearFinished(taskId) {
+      await rm(layout.finishedFile(taskId), { force: true }).catch((error: unknown) => {
+        throw ioError("cannot clear the finished mark", error);
+      });
+    },
+    unfinishedTaskIds: () => listUnfinishedTasks({ layout, isBusy: (id) => busy.has(id) }),
     sweep: () => sweepWorkspaces({ layout, retentionMs: options.retentionMs, now: now(), logger, isBusy: (id) => busy.has(id) }),
   };
   return scrubbedMethods(api, scrub);

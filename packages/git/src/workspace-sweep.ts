@@ -54,6 +54,24 @@ export async function sweepWorkspaces(input: {
   return { removed };
 }
 
+/** Task ids with working trees here that are not marked finished (and not being prepared now). */
+export async function listUnfinishedTasks(input: { layout: WorkspaceLayout; isBusy: (taskId: number) => boolean }): Promise<number[]> {
+  let entries: string[];
+  try {
+    entries = await readdir(input.layout.stateRoot);
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return [];
+    throw ioError(`cannot list ${input.layout.stateRoot}`, error);
+  }
+  const ids: number[] = [];
+  for (const entry of entries) {
+    const taskId = Number(entry);
+    if (!/^[1-9]\d*$/.test(entry) || !Number.isSafeInteger(taskId) || input.isBusy(taskId)) continue;
+    if ((await finishedTime(input.layout.finishedFile(taskId)).catch(() => null)) === null) ids.push(taskId);
+  }
+  return ids.sort((a, b) => a - b);
+}
+
 async function finishedTime(file: string): Promise<number | null> {
   try {
     const at = Date.parse((await readFile(file, "utf8")).trim());

@@ -11,6 +11,7 @@ export * from "./run/traced-run.ts";
 export * from "./run/finished-run.ts";
 export * from "./run/step-events.ts";
 export * from "./workspaces/task-git.ts";
+export * from "./workspaces/workspace-release.ts";
 export * from "./workspaces/shared-agent-dir.ts";
 export * from "./maintenance/sweep-action.ts";
 export * from "./maintenance/step-sweeper.ts";

@@ -4,7 +4,7 @@ import { defineService } from "@ratatoskr/service-host";
 import { ANALYST_CONFIG_SCHEMA, loadAnalystConfig } from "./config/analyst.config.ts";
 import { join } from "node:path";
 import { bySource } from "@ratatoskr/gitea";
-import { createTaskGit, ensureSharedAgentDir, warmSharedAgentDir } from "@ratatoskr/pipeline";
+import { activeJobTasks, createTaskGit, ensureSharedAgentDir, startGitWorkspaceRelease, warmSharedAgentDir } from "@ratatoskr/pipeline";
 import { createAnalyseTurnHandler } from "./handlers/analyse-turn.handler.ts";
 import { createGiteaPlanHandler } from "./gitea/gitea-plan.handler.ts";
 import { startAnalysisSweeper } from "./maintenance/analysis-sweeper.ts";
@@ -41,11 +41,9 @@ export const analystService = defineService({
     });
     let stopSweeper: (() => Promise<void>) | undefined;
     // Gitea plans: the planner reads the repository in its own working tree (never pushed).
-    const git = createTaskGit(
-      { ...config.repositories, workspaceDir: config.workspace.dir, giteaUser: "ratatoskr", retentionMs: 86_400_000 },
-      join(config.workspace.dir, "planner"),
-      logger,
-    );
+    const gitConfig = { ...config.repositories, workspaceDir: config.workspace.dir, giteaUser: "ratatoskr", retentionMs: 86_400_000 };
+    const git = createTaskGit(gitConfig, join(config.workspace.dir, "planner"), logger);
+    let stopRelease: (() => Promise<void>) | undefined;
     const gitea = createGiteaPlanHandler({
       repos: ctx.repos,
       transition: (taskId, event, options) => ctx.transition(taskId, event, options),
@@ -72,10 +70,11 @@ export const analystService = defineService({
           intervalMs: config.sweep.intervalMs,
           graceMs: config.sweep.graceMs,
         });
+        stopRelease = startGitWorkspaceRelease(gitConfig, { git, tasks: ctx.repos.tasks, inUse: activeJobTasks([ctx.queues.queues[QUEUE.analyst]]), logger }, "planner-workspace-release");
       },
       async stop() {
         stopWarming?.();
-        await stopSweeper?.();
+        await Promise.all([stopSweeper?.(), stopRelease?.()]);
       },
       checks: {
         opencode: async () => {

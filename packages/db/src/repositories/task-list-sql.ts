@@ -18,3 +18,11 @@ export async function listTasksByStatus(pool: pg.Pool, source: string, statuses:
   });
   return rows.map((row: Record<string, unknown>) => camelRow<Task>(row));
 }
+
+const WHICH_IN_STATUS = "SELECT id FROM tasks WHERE id = ANY($1::int[]) AND status = ANY($2::text[]) ORDER BY id";
+
+/** Which of `ids` are in one of `statuses` (the workspace sweep asks this of its trees while idle). */
+export async function idsInStatus(pool: pg.Pool, ids: readonly number[], statuses: readonly string[]): Promise<number[]> {
+  const { rows } = await pool.query<{ id: number }>({ name: "rt-task-ids-in-status", text: WHICH_IN_STATUS, values: [[...ids], [...statuses]] });
+  return rows.map((row) => row.id);
+}

@@ -2,7 +2,7 @@ import { GITEA_STATUSES, isFinal, type GiteaCommandKind, type TaskStatus } from 
 import type { Task } from "../../generated/client.ts";
 import type pg from "pg";
 import type { DbClient } from "../database.ts";
-import { listTasksByStatus } from "./task-list-sql.ts";
+import { idsInStatus, listTasksByStatus } from "./task-list-sql.ts";
 
 /** A command's place in its issue/PR's line (see listTargetLine). */
 export type LinePlace = Pick<Task, "id" | "status" | "commandKind" | "version">;
@@ -157,6 +157,14 @@ export class TaskRepository {
   listByStatus(source: "telegram" | "gitea", statuses: TaskStatus[]): Promise<Task[]> {
     if (this.pool) return listTasksByStatus(this.pool, source, statuses);
     return this.db.task.findMany({ where: { source, status: { in: statuses } }, orderBy: { id: "asc" } });
+  }
+
+  /** Which of `ids` are in one of `statuses`, in id order (unknown ids are left out). */
+  async whichInStatus(ids: readonly number[], statuses: readonly TaskStatus[]): Promise<number[]> {
+    if (ids.length === 0) return [];
+    if (this.pool) return idsInStatus(this.pool, ids, statuses);
+    const rows = await this.db.task.findMany({ where: { id: { in: [...ids] }, status: { in: [...statuses] } }, select: { id: true }, orderBy: { id: "asc" } });
+    return rows.map((row) => row.id);
   }
 
   updateDraft(id: number, draft: DraftFields): Promise<Task> {

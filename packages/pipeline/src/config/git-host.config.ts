@@ -45,6 +45,10 @@ export const GIT_HOST_CONFIG_SCHEMA = {
     default: 86_400_000,
     description: "How long a finished task's working trees are kept before the sweep removes them",
   }),
+  workspaceSweepIntervalMs: envDurationMs("WORKSPACE_SWEEP_INTERVAL_MS", {
+    default: 600_000,
+    description: "How often the working trees of ended tasks are marked finished and those past WORKSPACE_RETENTION_MS removed",
+  }),
 };
 
 export interface GitHostConfig {
@@ -54,6 +58,8 @@ export interface GitHostConfig {
   giteaUser: string;
   localGitRoot?: string | undefined;
   retentionMs: number;
+  /** How often the workspace release runs (see workspace-release.ts); default 10 min. */
+  workspaceSweepIntervalMs?: number;
 }
 
 /** Why there is no git host: said at start-up and by every task that would need one. */

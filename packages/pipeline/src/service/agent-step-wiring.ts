@@ -6,6 +6,7 @@ import { checkOpencodeAtStart, createOpencodeClientFromConfig, type OpencodeClie
 import type { Logger, QueueSet, ReadinessCheck, Redis, ShutdownRegistry } from "@ratatoskr/runtime";
 import type { GitHostConfig } from "../config/git-host.config.ts";
 import { createTaskGit } from "../workspaces/task-git.ts";
+import { activeJobTasks, startGitWorkspaceRelease } from "../workspaces/workspace-release.ts";
 import { runningStep } from "../maintenance/pipeline-steps.ts";
 import type { TransitionFn } from "../run/step-job.ts";
 import { startStepSweeper } from "../maintenance/step-sweeper.ts";
@@ -60,6 +61,7 @@ export function wireAgentStep(
   const git = createTaskGit(config.git, join(config.git.workspaceDir, step.queue), logger);
   const transition: TransitionFn = (taskId, event, options) => host.transition(taskId, event, options);
   let stopSweeper: (() => Promise<void>) | undefined;
+  let stopRelease: (() => Promise<void>) | undefined;
   return {
     logger,
     deps: { repos: host.repos, transition, opencode, git },
@@ -73,9 +75,14 @@ export function wireAgentStep(
           { dispatcher: host.dispatcher, logger, intervalMs: config.sweep.intervalMs, graceMs: config.sweep.graceMs, name: `${step.queue}-sweeper` },
           [runningStep({ prisma: host.db.prisma, queues: host.queues, transition }, step.queue)],
         );
+        stopRelease = startGitWorkspaceRelease(
+          config.git,
+          { git, tasks: host.repos.tasks, inUse: activeJobTasks([host.queues.queues[step.queue]]), logger },
+          `${step.queue}-workspace-release`,
+        );
       },
       async stop() {
-        await stopSweeper?.();
+        await Promise.all([stopSweeper?.(), stopRelease?.()]);
       },
       checks: {
         opencode: async () => {
