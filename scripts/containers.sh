@@ -58,8 +58,9 @@ configure_engine() {
 
 # What the engine needs from Debian: netavark and aardvark-dns are podman's network backend, and
 # netavark drives iptables (a build's RUN steps and the compose network need all three; without
-# any of them a container start fails with "netavark: No such file or directory").
-ENGINE_PACKAGES=(podman runc podman-compose debootstrap uidmap slirp4netns netavark aardvark-dns iptables)
+# any of them a container start fails with "netavark: No such file or directory"); catatonit is
+# the pause process of the pods `podman kube play` makes.
+ENGINE_PACKAGES=(podman runc podman-compose debootstrap uidmap slirp4netns netavark aardvark-dns iptables catatonit)
 
 installed() { [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]; }
 

@@ -10,6 +10,11 @@ export interface KubeSubset {
   workloads: object[];
   /** The migration Job's pod, played once the workloads wait for it. */
   migration: object;
+  /**
+   * Each Deployment's init containers as a pod of their own (`<name>-gate`, restartPolicy Never),
+   * by Deployment name: its workload is played once the gate has exited 0.
+   */
+  gates: Map<string, object>;
   changes: string[];
 }
 
@@ -39,7 +44,8 @@ export function kubeSubset(objects: Manifest[], options: SubsetOptions): KubeSub
   for (const o of objects.filter((o) => o.kind === "Secret"))
     secrets.set(
       o.metadata.name,
-      Object.fromEntries(Object.keys(o.stringData ?? {}).map((key) => [key, options.secrets[key] ?? ""])),
+      // A value the manifests ship (REDIS_URL) stays unless the test gives its own.
+      Object.fromEntries(Object.entries(o.stringData ?? {}).map(([key, value]) => [key, options.secrets[key] ?? String(value)])),
     );
   changes.push(
     "Secrets: their values are written into each container's env (podman 4.3's kube play cannot read Kubernetes Secrets)",
@@ -65,6 +71,7 @@ export function kubeSubset(objects: Manifest[], options: SubsetOptions): KubeSub
   );
 
   const workloads: object[] = [...options.extra];
+  const gates = new Map<string, object>();
   let migration: object | undefined;
   for (const o of objects) {
     switch (o.kind) {
@@ -77,7 +84,10 @@ export function kubeSubset(objects: Manifest[], options: SubsetOptions): KubeSub
       case "StatefulSet":
       case "Job": {
         const w = o as Workload;
-        const spec = podSpecFor(w.spec.template.spec, secrets, options);
+        const { initContainers, ...spec } = podSpecFor(w.spec.template.spec, secrets, options);
+        if (o.kind === "Deployment" && initContainers?.length)
+          gates.set(o.metadata.name, pod(`${o.metadata.name}-gate`, w, { ...spec, containers: initContainers, restartPolicy: "Never" }));
+        else if (initContainers?.length) Object.assign(spec, { initContainers });
         for (const claim of w.spec.volumeClaimTemplates ?? []) {
           const claimName = `${claim.metadata.name}-${o.metadata.name}`;
           workloads.push({
@@ -104,11 +114,7 @@ export function kubeSubset(objects: Manifest[], options: SubsetOptions): KubeSub
           );
         } else {
           const metadata = w.spec.template.metadata as { annotations?: Record<string, string> };
-          const template = {
-            metadata,
-            spec,
-          };
-          workloads.push({ ...o, spec: { ...w.spec, template } });
+          workloads.push({ ...o, spec: { ...w.spec, template: { metadata, spec } } });
         }
         break;
       }
@@ -120,10 +126,14 @@ export function kubeSubset(objects: Manifest[], options: SubsetOptions): KubeSub
     }
   }
   if (!migration) throw new Error("k8s/ has no migration Job");
-  return { workloads, migration, changes };
+  if (gates.size > 0)
+    changes.push(
+      `initContainers (${[...gates.keys()].join(", ")}): each Deployment's are played as a pod of their own (<name>-gate) and the Deployment once its gate exited 0 (podman 4.3 cannot go on with a pod whose init container has run: "cannot remove container … as it is running")`,
+    );
+  return { workloads, migration, gates, changes };
 }
 
-function pod(name: string, w: Workload, spec: PodSpec): object {
+function pod(name: string, w: Workload, spec: PodSpec & { restartPolicy?: string }): object {
   return {
     apiVersion: "v1",
     kind: "Pod",
