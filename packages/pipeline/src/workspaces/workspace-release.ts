@@ -27,9 +27,10 @@ export interface WorkspaceReleaseResult {
 
 /**
  * One pass over a service's working trees: the trees of tasks Postgres says have ended are
- * marked finished once no job of them runs (the retention counts from here), then the trees finished longer ago than
- * WORKSPACE_RETENTION_MS are removed. A task that moved on again between the read and the mark
- * (a /continue, a /retry) gets its mark taken back, and its next job's prepare clears it too.
+ * marked finished once no job of them runs (the retention counts from here), then the trees
+ * finished longer ago than WORKSPACE_RETENTION_MS are removed. A task that moved on again between
+ * the read and the mark (a /continue, a /retry) gets its mark taken back, and its next job's
+ * prepare clears it too.
  */
 export async function releaseFinishedWorkspaces(deps: WorkspaceReleaseDeps): Promise<WorkspaceReleaseResult> {
   const open = await deps.git.unfinishedTaskIds();
