@@ -1,11 +1,11 @@
-import { mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { TaskStatus } from "@ratatoskr/contracts";
 import { createRepositories, type Repositories } from "@ratatoskr/db";
 import { createTestDatabase, type TestDatabase } from "@ratatoskr/db/testing";
 import { createGitWorkspaces, type GitWorkspaces } from "@ratatoskr/git";
-import { createBareRepo } from "@ratatoskr/testkit";
+import { commitToBare, createBareRepo } from "@ratatoskr/testkit";
 import { createLogger } from "@ratatoskr/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { releaseFinishedWorkspaces } from "../src/workspaces/workspace-release.ts";
@@ -69,6 +69,12 @@ describe("the workspace release", () => {
       failed: false,
       running: true,
     });
+
+    // A /continue after the removal: the next round clones again, from the pushed task branch.
+    await commitToBare(path.join(dir, "remotes", "acme/app.git"), `ratatoskr/${failed.id}`, { "work.txt": "pushed before\n" }, "round 1");
+    const again = await git.prepare({ taskId: failed.id, repo: "acme/app", branch: `ratatoskr/${failed.id}` });
+    expect(await readFile(path.join(again.dir, "work.txt"), "utf8")).toBe("pushed before\n");
+    await setStatus(failed.id, "running");
 
     // The running task ends: its trees go the same way.
     await setStatus(running.id, "success");
