@@ -1,5 +1,5 @@
 import { formatCallbackData } from "@ratatoskr/contracts";
-import { reply } from "@ratatoskr/testkit";
+import { reply, scriptedCost } from "@ratatoskr/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { holdPushes } from "../support/push-hold.ts";
 import { CHATS, DEV, PipelineHarness, REVIEWER } from "./pipeline-harness.ts";
@@ -9,9 +9,9 @@ import { CHATS, DEV, PipelineHarness, REVIEWER } from "./pipeline-harness.ts";
  * its next run (here the first dev round: the analysis was costly), the person gets the spend with
  * Continue (+budget) / Stop, and Continue resumes exactly the held-back run, once.
  *
- * The spend is seeded as the analyst's finished run: opencode 1.18.33 reports `cost: 0` on the
- * assistant messages of a config-defined provider even with a price in its model config, so the
- * scripted model cannot be made to cost anything through opencode itself.
+ * The first two cases seed the spend as a finished run, to place it exactly; the third spends it
+ * for real: the scripted model reports its usage as OpenAI-compatible providers do and the
+ * testkit's opencode config prices it (SCRIPTED_PRICE).
  */
 const h = new PipelineHarness();
 const BUDGET_USD = 0.01;
@@ -120,6 +120,59 @@ describe("task budget", () => {
     expect(steps.filter((t) => t.includes("reviewer is checking"))).toEqual([]);
     // Continue ran the held-back review once, on the round's pushed work.
     expect((await h.traces(taskId)).map((t) => t.agent)).toEqual(["dev", "dev", "reviewer"]);
+    expect((await h.task(taskId)).status).toBe("success");
+  }, 240_000);
+
+  it("a run that passes the budget while it runs is stopped, its work pushed, and Continue goes on in the same session", async () => {
+    const chat = CHATS[7]!;
+    const repo = "acme/live-spend";
+    await h.repo(repo);
+    const title = "Spend while running";
+    h.model.addRule({
+      match: { systemIncludes: DEV, promptIncludes: title },
+      reply: [
+        reply.write(`${repo}/first.txt`, "first\n"),
+        // The budget is passed by the first step's spend; the run is stopped while this one waits.
+        { ...reply.write(`${repo}/never.txt`, "never\n"), delayMs: 30_000 },
+        reply.write(`${repo}/second.txt`, "second\n"),
+        reply.json({ summary: "added first.txt and second.txt", done: true }),
+      ],
+    });
+    h.model.addRule({ match: { systemIncludes: REVIEWER, promptIncludes: title }, reply: [reply.json({ passed: true, summary: "fine", findings: [] })] });
+    // Less than one request of the scripted model costs: the first step passes it.
+    const budgetUsd = 0.0001;
+    const taskId = await h.approvedTask(chat, { title, repos: [repo], budgetUsd });
+
+    await h.waitForText(chat, "is paused", 90_000).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${h.logs()}`);
+    });
+    const paused = await h.task(taskId);
+    expect(paused).toMatchObject({ status: "paused", pausedStep: "continue" });
+    // Stopped mid-run, not at its end: the delayed step was cut off, the first step's file is pushed.
+    const [stopped] = await h.traces(taskId);
+    expect(stopped).toMatchObject({ agent: "dev", outcome: "cancelled" });
+    expect(stopped!.cost).toBeGreaterThan(budgetUsd);
+    expect(h.model.requests.some((r) => r.aborted && r.sessionId === stopped!.sessionId)).toBe(true);
+    const pushed = await h.git(repo, ["ls-tree", "-r", "--name-only", paused.branch!]);
+    expect(pushed.split("\n")).toContain("first.txt");
+    const notice = h.telegram.sent(chat).find((r) => r.kind === "sent" && r.plainText.includes("is paused"))!;
+    expect(notice.plainText).toContain("more than its budget of $0.0001");
+
+    h.telegram.pressButton(chat, notice.messageId, formatCallbackData({ action: "more-budget", taskId }));
+    await h.waitForText(chat, "is done", 90_000).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${h.logs()}`);
+    });
+    const traces = await h.traces(taskId);
+    expect(traces.map((t) => t.agent)).toEqual(["dev", "dev", "reviewer"]);
+    // Continue resumed the session that holds the run's context; it was not started afresh.
+    expect(traces[1]!.sessionId).toBe(stopped!.sessionId);
+    const files = (await h.git(repo, ["ls-tree", "-r", "--name-only", paused.branch!])).split("\n");
+    expect(files).toEqual(expect.arrayContaining(["first.txt", "second.txt"]));
+    expect(files).not.toContain("never.txt");
+    // The recorded spend is the usage the model reported at the configured price.
+    const reported = h.model.requests.filter((r) => traces.some((t) => t.sessionId === r.sessionId) && r.usage);
+    const expected = reported.reduce((usd, r) => usd + scriptedCost(r.usage!), 0);
+    expect(traces.reduce((usd, t) => usd + t.cost, 0)).toBeCloseTo(expected, 9);
     expect((await h.task(taskId)).status).toBe("success");
   }, 240_000);
 });

@@ -136,7 +136,7 @@ export class PipelineHarness {
   /**
    * A task whose draft the analyst completed (status `ready`, the chat's active task), then the
    * person's "go" in the chat: everything after the approval is the real pipeline. `spentUsd`:
-   * what the analysis already cost, recorded as its finished run (the scripted model is free).
+   * what the analysis already cost, recorded as its finished run.
    */
   async approvedTask(
     chatId: number,

@@ -134,7 +134,9 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
     load: () => Object.fromEntries(servers.map((s) => [s.url, { running: s.gate.load - s.gate.waiting, waiting: s.gate.waiting }])),
     async sessionProgress(sessionId, signal, serverUrl) {
       const server = (await pool.locate(sessionId, serverUrl, signal)) ?? pool.servers[0];
-      return summarizeSessionProgress(await (server as OpencodeServerHandle).api.messages(sessionId, PROGRESS_MESSAGES, signal));
+      const handle = server as OpencodeServerHandle;
+      const [messages, prices] = await Promise.all([handle.api.messages(sessionId, PROGRESS_MESSAGES, signal), handle.prices.get(signal)]);
+      return summarizeSessionProgress(messages, prices);
     },
     close: async () => {
       for (const s of servers) s.events.close();

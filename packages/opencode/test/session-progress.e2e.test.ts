@@ -1,4 +1,4 @@
-import { reply } from "@ratatoskr/testkit";
+import { reply, scriptedCost } from "@ratatoskr/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { summarizeSessionProgress } from "../src/index.ts";
 import {
@@ -35,6 +35,29 @@ describe("sessionProgress (O6)", () => {
     const t = result.trace.tokens;
     expect(progress.tokens).toBe(t.input + t.output + t.reasoning);
     expect(progress.costUsd).toBeCloseTo(result.trace.cost, 10);
+  });
+
+  it("prices the usage the model reports at the configured price (opencode reports $0 for a config-defined model)", async () => {
+    const m = marker("priced");
+    fx.model.addRule({
+      match: { promptIncludes: m, systemIncludes: DEV_PROMPT },
+      reply: [reply.write("priced.txt", "priced\n"), reply.text("done, and priced")],
+    });
+    const directory = await fx.server.makeWorkDir("priced");
+    const result = await fx.client.runAgent({ ...RUN, agent: "dev", directory, prompt: `implement ${m}` });
+    expect(result.outcome).toBe("ok");
+
+    // Usage as an OpenAI-compatible provider streams it: asked for by opencode, sent in the last chunk.
+    const requests = fx.model.requestsFor(result.sessionId as string);
+    expect(requests).toHaveLength(2);
+    expect(requests.every((r) => r.includeUsage && r.usage !== undefined)).toBe(true);
+    const usage = requests.map((r) => r.usage!);
+    expect(result.trace.tokens.input).toBe(usage.reduce((n, u) => n + u.prompt_tokens, 0));
+    expect(result.trace.tokens.output).toBe(usage.reduce((n, u) => n + u.completion_tokens, 0));
+    const expected = usage.reduce((usd, u) => usd + scriptedCost(u), 0);
+    expect(expected).toBeGreaterThan(0);
+    expect(result.trace.cost).toBeCloseTo(expected, 12);
+    expect((await fx.client.sessionProgress(result.sessionId as string)).costUsd).toBeCloseTo(expected, 12);
   });
 
   it("has no tool and nothing spent before the agent answered", () => {

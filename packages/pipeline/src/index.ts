@@ -20,3 +20,4 @@ export * from "./maintenance/job-end.ts";
 export * from "./service/agent-step-wiring.ts";
 export * from "./run/step-job.ts";
 export * from "./run/watched-run.ts";
+export * from "./run/spend-watch.ts";

@@ -57,6 +57,20 @@ export async function budgetPassed(
   return check.exceeded ? { spentUsd: round(costUsd), budgetUsd: check.budgetUsd } : undefined;
 }
 
+/**
+ * The task's budget and what its finished runs spent, for a run to watch its live spend against
+ * (see `runWhileTaskRuns`); undefined when the task has no budget.
+ */
+export async function budgetStanding(
+  repos: BudgetGuardDeps["repos"],
+  taskId: number,
+): Promise<{ spentUsd: number; budgetUsd: number } | undefined> {
+  const task = await repos.tasks.findById(taskId);
+  if (!task || task.source !== "telegram" || task.budgetUsd === null) return undefined;
+  const { costUsd } = await repos.traces.tracesSummary(taskId);
+  return { spentUsd: costUsd, budgetUsd: task.budgetUsd };
+}
+
 /** Cents are what the person reads; keep the stored event free of float noise. */
 function round(usd: number): number {
   return Math.round(usd * 10_000) / 10_000;

@@ -4,6 +4,7 @@ import { OpencodeHttp } from "../http/opencode-http.ts";
 import { ActivePoller } from "../run/active-poller.ts";
 import { EventHub } from "../run/event-hub.ts";
 import { LocationWarmup } from "../run/location-warmup.ts";
+import { ServerPrices } from "../run/model-prices.ts";
 import { PromptGate } from "./prompt-gate.ts";
 
 /** Everything the client keeps per opencode server: API, shared pollers, event stream, prompt cap. */
@@ -14,6 +15,8 @@ export interface OpencodeServerHandle {
   readonly warmup: LocationWarmup;
   readonly events: EventHub;
   readonly gate: PromptGate;
+  /** The prices its configuration gives the models it defines (see `messageCost`). */
+  readonly prices: ServerPrices;
 }
 
 export interface ServerHandleOptions {
@@ -39,5 +42,6 @@ export function createServerHandle(o: ServerHandleOptions): OpencodeServerHandle
     warmup: new LocationWarmup(api),
     events: new EventHub(http),
     gate: new PromptGate(o.maxConcurrentPrompts, http.baseUrl),
+    prices: new ServerPrices((signal) => api.config(signal)),
   };
 }

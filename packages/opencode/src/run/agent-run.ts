@@ -12,6 +12,7 @@ import { ProviderError } from "../errors/provider.error.ts";
 import { watchTurn, type TurnResult } from "./turn-watcher.ts";
 import { extractVerdict, repairPrompt } from "./verdict-extract.ts";
 import type { LocationWarmup } from "./location-warmup.ts";
+import { NO_PRICES, type ServerPrices } from "./model-prices.ts";
 import type { PromptGate } from "../pool/prompt-gate.ts";
 import { RunStoppedError } from "../errors/run-stopped.error.ts";
 import { PromptQueueTimeoutError } from "../errors/prompt-queue-timeout.error.ts";
@@ -31,6 +32,8 @@ export interface AgentRunDeps {
   warmup: LocationWarmup;
   /** The server's cap on concurrent runs; the run holds a slot from start to end. */
   gate?: PromptGate;
+  /** Prices for the models opencode reports no cost for; none: opencode's figures only. */
+  prices?: ServerPrices;
   logger: OpencodeLogger | undefined;
   /** Told the session id as soon as it is known (pool affinity). */
   rememberSession?: (sessionId: string) => void;
@@ -101,7 +104,7 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
     } finally {
       events.close();
     }
-    cost += addUsage(tokens, turn.messages);
+    cost += addUsage(tokens, turn.messages, (await deps.prices?.get(o.signal)) ?? NO_PRICES);
     const turnText = textOf(turn.messages);
     output = output && turnText ? `${output}\n${turnText}` : output || turnText;
     actual = answeringModel(turn.messages) ?? actual;

@@ -1,4 +1,5 @@
 import type { SessionMessage } from "../api/api-schemas.ts";
+import { messageCost, NO_PRICES, type ModelPrices } from "./model-prices.ts";
 
 /** What a live session has done so far, for a job's progress (O6). */
 export interface SessionProgress {
@@ -6,7 +7,7 @@ export interface SessionProgress {
   lastTool: string | null;
   /** input + output + reasoning over the session's assistant messages. */
   tokens: number;
-  /** USD as opencode reports it. */
+  /** USD: opencode's figure, or the tokens at the configured price (see `messageCost`). */
   costUsd: number;
   /** Assistant messages seen (one per model step). */
   steps: number;
@@ -16,7 +17,7 @@ export interface SessionProgress {
  * Sums a session's assistant messages and finds its newest tool call. Messages may come in any
  * order; the newest is the one created last.
  */
-export function summarizeSessionProgress(messages: readonly SessionMessage[]): SessionProgress {
+export function summarizeSessionProgress(messages: readonly SessionMessage[], prices: ModelPrices = NO_PRICES): SessionProgress {
   const assistants = messages
     .filter((m) => m.type === "assistant")
     .sort((a, b) => a.time.created - b.time.created);
@@ -25,7 +26,7 @@ export function summarizeSessionProgress(messages: readonly SessionMessage[]): S
   let lastTool: string | null = null;
   for (const m of assistants) {
     tokens += (m.tokens?.input ?? 0) + (m.tokens?.output ?? 0) + (m.tokens?.reasoning ?? 0);
-    costUsd += m.cost ?? 0;
+    costUsd += messageCost(m, prices);
     for (const part of m.content ?? []) {
       const name = part.name ?? (part as { tool?: unknown }).tool;
       if (part.type === "tool" && typeof name === "string" && name.length > 0) lastTool = name;

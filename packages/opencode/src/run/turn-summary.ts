@@ -1,6 +1,7 @@
 import { boundedStringify } from "@ratatoskr/runtime";
 import type { SessionMessage } from "../api/api-schemas.ts";
 import type { ModelRef } from "../model/model-ref.ts";
+import { messageCost, type ModelPrices } from "./model-prices.ts";
 import type { TokenUsage } from "./run-types.ts";
 
 export function textOf(messages: SessionMessage[]): string {
@@ -13,7 +14,8 @@ export function emptyUsage(): TokenUsage {
   return { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 };
 }
 
-export function addUsage(total: TokenUsage, messages: SessionMessage[]): number {
+/** Adds the messages' tokens to `total`; returns what they cost. */
+export function addUsage(total: TokenUsage, messages: SessionMessage[], prices: ModelPrices): number {
   let cost = 0;
   for (const m of messages) {
     total.input += m.tokens?.input ?? 0;
@@ -21,7 +23,7 @@ export function addUsage(total: TokenUsage, messages: SessionMessage[]): number 
     total.reasoning += m.tokens?.reasoning ?? 0;
     total.cacheRead += m.tokens?.cache?.read ?? 0;
     total.cacheWrite += m.tokens?.cache?.write ?? 0;
-    cost += m.cost ?? 0;
+    cost += messageCost(m, prices);
   }
   return cost;
 }

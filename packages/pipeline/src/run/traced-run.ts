@@ -1,5 +1,5 @@
 import type { AgentTraceRecord, AgentTraceRepository, TaskRepository } from "@ratatoskr/db";
-import type { AgentRunResult, OpencodeClient, RunAgentOptions, TraceRecord } from "@ratatoskr/opencode";
+import type { AgentRunResult, OpencodeClient, RunAgentOptions, SessionProgress, TraceRecord } from "@ratatoskr/opencode";
 import type { JobProgressReporter, Logger } from "@ratatoskr/runtime";
 
 /** How often a live run's tokens, cost and last tool are sampled into the job's progress (O6). */
@@ -25,6 +25,8 @@ export interface TracedRunInput<T> {
   storeOnTask: boolean;
   /** The queue job running it, kept on the trace: a retry of the job finds the run (see finishedRunOf). */
   jobId?: string | undefined;
+  /** Told what the live session has done at each progress sample (the budget watches its spend). */
+  onLive?: ((live: SessionProgress) => void) | undefined;
 }
 
 /** The traces table speaks of completed runs; the client says "ok". */
@@ -69,6 +71,7 @@ export async function runTraced<T>(deps: TracedRunDeps, input: TracedRunInput<T>
         await deps.progress.report({ sessionId });
         stopSampling = deps.progress.every(PROGRESS_SAMPLE_MS, async () => {
           const live = await sample(sessionId, undefined, serverUrl);
+          input.onLive?.(live);
           return { lastTool: live.lastTool, tokens: live.tokens, costUsd: live.costUsd };
         });
       }

@@ -1,5 +1,6 @@
 import type { TaskRepository } from "@ratatoskr/db";
 import type { AgentRunResult } from "@ratatoskr/opencode";
+import { watchSpend, type RunBudget } from "./spend-watch.ts";
 import { watchTaskStatus } from "./task-status-watch.ts";
 import { runTraced, type TracedRunDeps, type TracedRunInput } from "./traced-run.ts";
 
@@ -15,21 +16,26 @@ export interface WatchedRunInput<T> extends Omit<TracedRunInput<T>, "run"> {
   signal: AbortSignal;
   /** For logs and errors: `dev run`, `review`, `planner run`. */
   what: string;
+  /** The task's budget: the run is stopped once its live spend takes the task past it (P5). */
+  budget?: RunBudget | undefined;
 }
 
 /** The run's result, and the status that stopped it when the task left `running` (cancelled, deleted…). */
 export interface WatchedRunResult<T> {
   stoppedBy: string | undefined;
   result: AgentRunResult<T>;
+  /** Set when the run was stopped because the task's spend passed its budget. */
+  overBudget?: RunBudget | undefined;
 }
 
 /**
  * {@link runTraced} while the task stays `running`: the task's status is re-read every
  * `statusPollMs` and the run interrupted once it left (`/cancel`). A run the shutdown interrupted
- * throws, so the job goes back to the queue.
+ * throws, so the job goes back to the queue. With a `budget`, a run whose live spend passes it is
+ * interrupted too (`overBudget`); its session stays for a Continue to resume.
  */
 export async function runWhileTaskRuns<T>(deps: WatchedRunDeps, input: WatchedRunInput<T>): Promise<WatchedRunResult<T>> {
-  const { signal, what, run, ...traced } = input;
+  const { signal, what, run, budget, ...traced } = input;
   const watch = watchTaskStatus({
     readStatus: async () => (await deps.tasks.findById(input.taskId))?.status,
     continueIn: new Set(["running"]),
@@ -37,13 +43,16 @@ export async function runWhileTaskRuns<T>(deps: WatchedRunDeps, input: WatchedRu
     parent: signal,
     onError: (err) => deps.logger.warn({ err }, `could not re-read the task during the ${what}`),
   });
+  const spend = budget ? watchSpend(budget) : undefined;
+  const runSignal = spend ? AbortSignal.any([watch.signal, spend.signal]) : watch.signal;
   let result: AgentRunResult<T>;
   try {
-    result = await runTraced(deps, { ...traced, run: { ...run, signal: watch.signal } });
+    result = await runTraced(deps, { ...traced, run: { ...run, signal: runSignal }, onLive: spend?.observe });
   } finally {
     watch.stop();
   }
   const stoppedBy = watch.stoppedBy();
   if (stoppedBy === undefined && signal.aborted) throw new Error(`${what} interrupted by shutdown; the job goes back to the queue`);
-  return { stoppedBy, result };
+  const overBudget = stoppedBy === undefined ? spend?.exceeded() : undefined;
+  return { stoppedBy, result, ...(overBudget ? { overBudget } : {}) };
 }

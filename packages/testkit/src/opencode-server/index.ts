@@ -1,6 +1,6 @@
 export { startOpencodeServer } from "./opencode-server.ts";
 export type { OpencodeServer, OpencodeServerOptions } from "./opencode-server.ts";
-export { buildOpencodeConfig, renderAgentMarkdown } from "./opencode-config.ts";
+export { buildOpencodeConfig, renderAgentMarkdown, SCRIPTED_PRICE, scriptedCost } from "./opencode-config.ts";
 export type { AgentSpec, ProviderSpec } from "./opencode-config.ts";
 export { resolveOpencodeBinary } from "./opencode-binary.ts";
 export { freePort } from "./free-port.ts";

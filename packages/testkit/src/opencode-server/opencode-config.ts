@@ -20,6 +20,17 @@ export interface ProviderSpec {
   apiKey?: string;
 }
 
+/**
+ * USD per million tokens of every scripted model, priced the way an operator prices a model in
+ * `opencode.json`: spend then flows from the usage the model reports, as with a real provider.
+ */
+export const SCRIPTED_PRICE = { input: 0.1, output: 0.4 } as const;
+
+/** What a request's reported usage costs at {@link SCRIPTED_PRICE}. */
+export function scriptedCost(usage: { prompt_tokens: number; completion_tokens: number }): number {
+  return (usage.prompt_tokens * SCRIPTED_PRICE.input + usage.completion_tokens * SCRIPTED_PRICE.output) / 1_000_000;
+}
+
 /** The variable {@link ProviderSpec.apiKey} reaches opencode in. */
 export const PROVIDER_KEY_VAR = "SCRIPTED_PROVIDER_API_KEY";
 
@@ -27,7 +38,7 @@ export const PROVIDER_KEY_VAR = "SCRIPTED_PROVIDER_API_KEY";
 export function buildOpencodeConfig(provider: ProviderSpec, model: string | undefined, extra: Record<string, unknown> = {}): object {
   const id = provider.id ?? "fake";
   const models = Object.fromEntries(
-    (provider.models ?? ["scripted"]).map((m) => [m, { name: m, tool_call: true, limit: { context: 100_000, output: 4_000 } }]),
+    (provider.models ?? ["scripted"]).map((m) => [m, { name: m, tool_call: true, cost: { ...SCRIPTED_PRICE }, limit: { context: 100_000, output: 4_000 } }]),
   );
   return {
     $schema: "https://opencode.ai/config.json",

@@ -2,6 +2,7 @@ import type { ChatMessage, ModelRequest } from "./script-types.ts";
 
 interface ChatBody {
   messages?: ChatMessage[];
+  stream_options?: { include_usage?: boolean };
   tools?: Array<{ function?: { name?: string } }>;
 }
 
@@ -9,6 +10,16 @@ function textOf(content: ChatMessage["content"]): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) return content.map((p) => p.text ?? "").join("");
   return "";
+}
+
+/**
+ * Roughly what a tokenizer makes of a request: a token per four characters of its messages and
+ * tool definitions (a real provider counts the whole prompt; the exact figure does not matter,
+ * only that it grows with what is sent).
+ */
+export function promptTokens(body: unknown): number {
+  const chat = (body ?? {}) as ChatBody;
+  return Math.max(1, Math.ceil(JSON.stringify([chat.messages ?? [], chat.tools ?? []]).length / 4));
 }
 
 /** Turns a raw chat-completions body into the fields scripts match on. */
@@ -37,5 +48,6 @@ export function parseChatRequest(
     messages,
     answeredBy: "",
     turnIndex: 0,
+    includeUsage: chat.stream_options?.include_usage === true,
   };
 }

@@ -9,5 +9,6 @@ export type {
   RequestMatcher,
   ScriptRule,
   ScriptTurn,
+  TokenUsageReport,
   ToolCallSpec,
 } from "./script-types.ts";

@@ -35,6 +35,17 @@ export interface ModelRequest {
   answeredBy: string;
   /** Index of the turn within the rule's reply list. */
   turnIndex: number;
+  /** The caller asked for usage in the stream (`stream_options.include_usage`), as opencode does. */
+  includeUsage: boolean;
+  /** The token usage the answer reported (set once it is sent; absent when not asked for). */
+  usage?: TokenUsageReport;
+}
+
+/** What an OpenAI-compatible provider reports in the last chunk of a streamed answer. */
+export interface TokenUsageReport {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
 }
 
 /** A tool call the model makes; `args` is JSON-encoded as the function arguments. */

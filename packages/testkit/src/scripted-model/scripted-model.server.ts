@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { parseChatRequest } from "./chat-request.ts";
+import { parseChatRequest, promptTokens } from "./chat-request.ts";
 import { ScriptEngine } from "./script-engine.ts";
 import { sseFrame, turnChunks } from "./sse-chunks.ts";
-import type { ModelRequest, ScriptRule, ScriptTurn } from "./script-types.ts";
+import type { ModelRequest, ScriptRule, ScriptTurn, TokenUsageReport } from "./script-types.ts";
 
 export interface ScriptedModelOptions {
   /** Model id reported in `/v1/models` and in chunks. Default "scripted". */
@@ -82,13 +82,16 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
     }
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     const id = `chatcmpl-${recorded.seq}`;
-    for (const chunk of turnChunks(turn, id, modelId, Math.floor(Date.now() / 1000))) {
+    const chunks = turnChunks(turn, id, modelId, Math.floor(Date.now() / 1000), recorded.includeUsage ? promptTokens(body) : undefined);
+    for (const chunk of chunks) {
       if (closed) return;
       res.write(sseFrame(chunk));
       if (turn.chunkDelayMs) await sleepUnless(turn.chunkDelayMs, () => closed);
     }
     if (closed) return;
     recorded.endedAt = Date.now();
+    const usage = (chunks.at(-1) as { usage?: TokenUsageReport } | undefined)?.usage;
+    if (usage) recorded.usage = usage;
     res.end(sseFrame("[DONE]"));
   }
 

@@ -1,7 +1,11 @@
-import type { ScriptTurn } from "./script-types.ts";
+import type { ScriptTurn, TokenUsageReport } from "./script-types.ts";
 
-/** Builds the `chat.completion.chunk` payloads for one turn (without the `data:` framing). */
-export function turnChunks(turn: ScriptTurn, id: string, model: string, created: number): object[] {
+/**
+ * Builds the `chat.completion.chunk` payloads for one turn (without the `data:` framing). With
+ * `promptTokens` the stream ends as OpenAI's does when `stream_options.include_usage` is set: a
+ * chunk with no choices and the usage.
+ */
+export function turnChunks(turn: ScriptTurn, id: string, model: string, created: number, promptTokens?: number): object[] {
   const chunk = (delta: object, finish: string | null = null) => ({
     id,
     object: "chat.completion.chunk",
@@ -31,14 +35,9 @@ export function turnChunks(turn: ScriptTurn, id: string, model: string, created:
     out.push(chunk({}, "tool_calls"));
     completionTokens = 8 * turn.toolCalls.length;
   }
-  out.push({
-    id,
-    object: "chat.completion.chunk",
-    created,
-    model,
-    choices: [],
-    usage: { prompt_tokens: 100, completion_tokens: completionTokens, total_tokens: 100 + completionTokens },
-  });
+  if (promptTokens === undefined) return out;
+  const usage: TokenUsageReport = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  out.push({ id, object: "chat.completion.chunk", created, model, choices: [], usage });
   return out;
 }
 

@@ -1,5 +1,5 @@
 import { withCause, type DevJob, type TaskEvent } from "@ratatoskr/contracts";
-import { budgetPassed, type ApplyTransitionOptions, type Repositories, type Task } from "@ratatoskr/db";
+import { budgetPassed, budgetStanding, type ApplyTransitionOptions, type Repositories, type Task } from "@ratatoskr/db";
 import { commitMessage, movedRefsReason, PushRejectedError, roundTrailer, watchRemoteRefs, type GitWorkspaces, type Workspace } from "@ratatoskr/git";
 import { VerdictValidationError, type AgentPolicy, type AgentRunResult, type OpencodeClient } from "@ratatoskr/opencode";
 import {
@@ -16,6 +16,7 @@ import {
   settleDeadRuns,
   taskBranch,
   workspaceLines,
+  type RunBudget,
   type TransitionFn,
   type WatchedRunDeps,
 } from "@ratatoskr/pipeline";
@@ -46,6 +47,12 @@ export interface DevHandlerDeps {
 }
 
 type Ctx = JobContext<"dev">;
+
+/** How a dev run ended for the round: stopped by the task leaving `running`, stopped by the budget, or its result. */
+type DevRun =
+  | { stopped: true }
+  | { stopped: false; overBudget: RunBudget }
+  | { stopped: false; overBudget?: undefined; result: AgentRunResult<DevReport> };
 
 /**
  * The `dev` queue's handler (P1–P4): one dev round of an approved task. Re-reads the task before
@@ -118,18 +125,32 @@ class DevRound {
     if (pickedUp) return pickedUp;
 
     const remote = await watchRemoteRefs(this.deps.git, workspaces);
-    const result = await this.runAgent(task, workspaces);
+    const run = await this.runAgent(task, workspaces);
     // Only the service pushes, and only the task branch: anything else that moved fails the task.
     const moved = await remote.moved();
     if (moved.length > 0) {
       await this.report({ type: "run.failed", reason: movedRefsReason(moved) });
       return { status: "failed", reason: "remote-refs-moved" };
     }
-    if (result === "stopped") {
+    if (run.stopped) {
       await this.deliverQuietly(task, workspaces);
       return skipped("task stopped during the dev run; the work so far is pushed");
     }
-    return this.settle(task, workspaces, result);
+    if (run.overBudget) return this.pauseForBudget(task, workspaces, run.overBudget);
+    return this.settle(task, workspaces, run.result);
+  }
+
+  /**
+   * The run passed the task's budget and was interrupted: its work is pushed and kept, and the
+   * task waits for the person. Continue runs `continue` in the same session, which holds the
+   * run's context.
+   */
+  private async pauseForBudget(task: Task, workspaces: Workspace[], overBudget: RunBudget): Promise<unknown> {
+    const delivered = await this.deliverUnlessRejected(task, workspaces);
+    if ("failed" in delivered) return delivered.failed;
+    this.ctx.logger.info({ ...overBudget, commit: delivered.commit }, "dev run stopped by the task's budget; its work is pushed");
+    await this.report({ type: "budget.exceeded", ...overBudget, step: "continue" });
+    return { status: "paused", round: this.data.round, commit: delivered.commit };
   }
 
   private async stillRunning(): Promise<boolean> {
@@ -153,16 +174,11 @@ class DevRound {
     });
   }
 
-  /** The agent run, watched: "stopped" when the task left `running` (cancel) during it. */
-  private async runAgent(task: Task, workspaces: Workspace[]): Promise<AgentRunResult<DevReport> | "stopped"> {
-    const dead = await settleDeadRuns(this.traced, task.id, DEV_AGENT);
-    // `/continue N` resumes the session that timed out; a retried job the session of its dead
-    // attempt. Either way on the opencode server that holds it.
-    const resume =
-      this.data.kind === "continue" && task.agentSessionId
-        ? resumeOptions(task.agentSessionId, task.agentServerUrl)
-        : resumeOptions(dead.resumeSessionId, dead.resumeServerUrl);
-    const { stoppedBy, result } = await runWhileTaskRuns(this.traced, {
+  /** The agent run, watched: stopped when the task left `running` (cancel), or by its budget. */
+  private async runAgent(task: Task, workspaces: Workspace[]): Promise<DevRun> {
+    const resume = await this.sessionToResume(task);
+    const budget = this.data.kind === "fix" ? undefined : await budgetStanding(this.deps.repos, task.id);
+    const { stoppedBy, result, overBudget } = await runWhileTaskRuns(this.traced, {
       taskId: task.id,
       round: this.data.round,
       storeOnTask: true,
@@ -179,10 +195,26 @@ class DevRound {
         hardTimeoutMs: this.deps.hardTimeoutMs,
         ...resume,
       },
+      budget,
     });
-    if (!stoppedBy) return result;
+    if (overBudget) return { stopped: false, overBudget };
+    if (!stoppedBy) return { stopped: false, result };
     this.ctx.logger.info({ status: stoppedBy, sessionId: result.sessionId }, "dev run interrupted: the task stopped");
-    return "stopped";
+    return { stopped: true };
+  }
+
+  /**
+   * The session the run goes on in, on the opencode server that holds it: a retried job's dead
+   * attempt's; for `continue` (after a timeout, a failure or a budget pause) and for a revise
+   * round, the task's latest dev session, which holds what the agent learnt of the code. Only
+   * `implement` starts afresh.
+   */
+  private async sessionToResume(task: Task): Promise<{ sessionId?: string; serverUrl?: string }> {
+    const dead = await settleDeadRuns(this.traced, task.id, DEV_AGENT);
+    if (dead.resumeSessionId) return resumeOptions(dead.resumeSessionId, dead.resumeServerUrl);
+    if (this.data.kind !== "continue" && this.data.kind !== "revise") return {};
+    const latest = await this.deps.repos.traces.findLatest(task.id, DEV_AGENT);
+    return resumeOptions(latest?.sessionId, latest?.serverUrl);
   }
 
   private async deliver(task: Task, workspaces: Workspace[]): Promise<DeliveredWork> {

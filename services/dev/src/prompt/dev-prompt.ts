@@ -44,7 +44,7 @@ export function buildDevPrompt(input: DevPromptInput): string {
 /** What a resumed session is told: it already has the task; its earlier work is pushed. */
 export function buildContinuePrompt(taskId: number, round: number): string {
   return [
-    `Task #${taskId}, round ${round}: your previous run stopped before it finished (timeout).`,
+    `Task #${taskId}, round ${round}: your previous run stopped before it finished (a timeout, the budget, a failure).`,
     "What you changed so far is committed and pushed. Continue where you stopped and finish the task;",
     "end with the JSON summary as instructed.",
   ].join("\n");

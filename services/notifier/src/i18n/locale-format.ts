@@ -25,6 +25,8 @@ export function localeFormat(locale: Locale): LocaleFormat {
     currency: "USD",
     maximumFractionDigits: 2,
   });
+  // Under a cent, cents would read "$0.00 of a $0.00 budget": a cheap model's spend needs its digits.
+  const smallCost = new Intl.NumberFormat(locale, { style: "currency", currency: "USD", maximumFractionDigits: 4 });
   const plural = new Intl.PluralRules(locale);
   const units = UNITS[locale];
   return {
@@ -36,7 +38,7 @@ export function localeFormat(locale: Locale): LocaleFormat {
       if (m > 0) return `${m} ${units.min} ${s} ${units.s}`;
       return `${s} ${units.s}`;
     },
-    costUsd: (usd) => cost.format(usd),
+    costUsd: (usd) => (usd > 0 && usd < 0.01 ? smallCost : cost).format(usd),
     count: (n, forms) => {
       const rule = plural.select(n);
       const word =
