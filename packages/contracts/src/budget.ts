@@ -5,7 +5,7 @@
  */
 
 /** The run a budget stop held back, resumed as it was when the person presses Continue. */
-export const BUDGET_STEPS = ["implement", "revise", "continue", "review"] as const;
+export const BUDGET_STEPS = ["implement", "revise", "continue", "fix", "review"] as const;
 export type BudgetStep = (typeof BUDGET_STEPS)[number];
 
 export type BudgetCheck =

@@ -126,13 +126,46 @@ describe("budget stop (P5)", () => {
     }
   });
 
-  it("refuses budget events on a Gitea task", () => {
-    const gitea = task("running", {
-      source: "gitea",
-      command: { kind: "implement", target: "issue", targetKey: "a/b#1" },
-    });
-    const result = reduceTask(gitea, EXCEEDED);
-    expect(result.ok || result.refusal.reason).toBe("wrong-source");
+});
+
+describe("the budget pause on the Gitea door (one pipeline)", () => {
+  const gitea = (status: TaskStatus, over: Partial<TaskSnapshot> = {}) =>
+    task(status, { source: "gitea", command: { kind: "implement", target: "issue", targetKey: "a/b#1" }, ...over });
+
+  it("pauses a running command, resumes the held-back run on continue and frees the line on stop", () => {
+    const paused = reduceTask(gitea("running"), { ...EXCEEDED, step: "continue" });
+    if (!paused.ok) throw new Error(`refused: ${paused.refusal.reason}`);
+    expect(paused.task).toMatchObject({ status: "paused", pausedStep: "continue" });
+    // The notification becomes the status comment's edit (the channel follows the task's door).
+    expect(notesOf(paused.effects)).toHaveLength(1);
+    expect(jobsOf(paused.effects)).toEqual([]);
+
+    const resumed = reduceTask(paused.task, EXTENDED);
+    if (!resumed.ok) throw new Error(`refused: ${resumed.refusal.reason}`);
+    expect(resumed.task).toMatchObject({ status: "running", budgetUsd: 2.2, pausedStep: null });
+    expect(jobsOf(resumed.effects)).toEqual(['dev:7-dev-5:{"v":1,"taskId":7,"kind":"continue","round":2}']);
+
+    const stopped = reduceTask(paused.task, STOPPED);
+    if (!stopped.ok) throw new Error(`refused: ${stopped.refusal.reason}`);
+    expect(stopped.task.status).toBe("cancelled");
+    expect(jobsOf(stopped.effects)).toEqual(['intake:7-dispatch-5:{"v":1,"kind":"dispatch-next","targetKey":"a/b#1"}']);
+  });
+
+  it("holds back a fix's run as a fix, and lets /agent cancel end a paused command", () => {
+    const fix = gitea("paused", { pausedStep: "fix", round: 1, command: { kind: "fix", target: "pr", targetKey: "a/b#2" } });
+    const resumed = reduceTask(fix, EXTENDED);
+    expect(resumed.ok && jobsOf(resumed.effects)).toEqual(['dev:7-dev-4:{"v":1,"taskId":7,"kind":"fix","round":1}']);
+    const cancelled = reduceTask(gitea("paused"), { type: "command.cancelled" });
+    expect(cancelled.ok && cancelled.task.status).toBe("cancelled");
+  });
+
+  it("takes a command's budget when it is authorized, and pauses only a running command", () => {
+    const received = gitea("received", { budgetUsd: null });
+    const queued = reduceTask(received, { type: "command.authorized", budgetUsd: 0.5 });
+    expect(queued.ok && queued.task).toMatchObject({ status: "queued", budgetUsd: 0.5 });
+    for (const status of ["received", "queued", "paused", "succeeded", "failed", "cancelled"] as const) {
+      expect(reduceTask(gitea(status), EXCEEDED).ok).toBe(false);
+    }
   });
 });
 
@@ -154,7 +187,7 @@ describe("checkBudget", () => {
   });
 
   it("names every step a budget stop can hold back", () => {
-    expect([...BUDGET_STEPS]).toEqual(["implement", "revise", "continue", "review"]);
+    expect([...BUDGET_STEPS]).toEqual(["implement", "revise", "continue", "fix", "review"]);
   });
 });
 

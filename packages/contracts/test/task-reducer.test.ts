@@ -108,6 +108,7 @@ const GITEA_LEGAL: Array<[TaskStatus, GiteaEvent["type"], TaskStatus, string[]]>
   ["running", "command.interrupted", "failed", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}', 'postmortem:{"v":1,"taskId":9,"cause":"failed"}']],
   ["queued", "command.cancelled", "cancelled", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
   ["running", "command.cancelled", "cancelled", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
+  ["paused", "command.cancelled", "cancelled", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
 ];
 
 describe("telegram lifecycle", () => {

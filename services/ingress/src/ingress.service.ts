@@ -37,6 +37,7 @@ export const ingressService = defineService({
     const gitea = giteaConfig.enabled
       ? giteaFrontDoor(ctx, giteaConfig, {
           maxRounds: telegram.limits.maxRounds,
+          budgetUsd: telegram.limits.budgetUsd,
           opencodePassword: giteaConfig.opencodePassword,
         })
       : undefined;

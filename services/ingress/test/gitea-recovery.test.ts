@@ -23,6 +23,7 @@ function deps(interrupt: IntakeDeps["interrupt"]): IntakeDeps {
     transition: (taskId, event, options) => ctx.transition(taskId, event, options),
     interrupt,
     maxRunning: 4,
+    budgetUsd: null,
     logger: ctx.logger,
   };
 }

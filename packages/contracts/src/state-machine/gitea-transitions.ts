@@ -3,7 +3,8 @@ import { followUpJobId } from "../jobs/job-id.ts";
 import { QUEUE } from "../queues.ts";
 import { postmortemJob } from "./postmortem-job.ts";
 import type { TaskEffect } from "./task-effects.ts";
-import type { GiteaEvent } from "./task-events.ts";
+import { budgetTransition } from "./budget-transitions.ts";
+import type { BudgetEvent, GiteaEvent } from "./task-events.ts";
 import type { TaskSnapshot } from "./task-snapshot.ts";
 import type { GiteaStatus } from "./task-status.ts";
 import { refuse, type TransitionResult } from "./transition-result.ts";
@@ -14,7 +15,7 @@ function ok(
   task: TaskSnapshot,
   status: GiteaStatus,
   effects: TaskEffect[],
-  patch: Partial<Pick<TaskSnapshot, "round">> = {},
+  patch: Partial<Pick<TaskSnapshot, "round" | "budgetUsd">> = {},
 ): TransitionResult {
   return {
     ok: true,
@@ -82,21 +83,38 @@ function firstJob(task: TaskSnapshot): AnyJobRequest {
       return jobRequest(QUEUE.dev, { v: 1, taskId: task.id, kind: "fix", round: 1 }, jobId("dev"));
     case "status":
     case "cancel":
+    case "continue":
+    case "stop":
       throw new Error(`gitea task ${task.id}: /agent ${command.kind} is answered by intake, never started`);
   }
 }
 
-/** `/agent status` and `/agent cancel`: answered at once, never queued (G7). */
+/** `/agent status`, `cancel`, `continue` and `stop`: answered at once, never queued (G7, P5). */
 function isControl(task: TaskSnapshot): boolean {
-  return task.command?.kind === "status" || task.command?.kind === "cancel";
+  const kind = task.command?.kind;
+  return kind === "status" || kind === "cancel" || kind === "continue" || kind === "stop";
 }
 
-export function giteaTransition(task: TaskSnapshot, event: GiteaEvent): TransitionResult {
+/**
+ * The budget pause (P5) as on every door; the status comment shows it (the notify effect), and a
+ * stopped command frees its issue/PR's line.
+ */
+function budgetStep(task: TaskSnapshot, event: BudgetEvent): TransitionResult {
+  const result = budgetTransition(task, event);
+  if (!result.ok || event.type !== "user.budget-stopped") return result;
+  return { ...result, effects: [...result.effects, dispatchNext(task)] };
+}
+
+export function giteaTransition(task: TaskSnapshot, event: GiteaEvent | BudgetEvent): TransitionResult {
   const status = task.status as GiteaStatus;
   switch (event.type) {
+    case "budget.exceeded":
+    case "user.budget-extended":
+    case "user.budget-stopped":
+      return budgetStep(task, event);
     case "command.authorized":
       if (status !== "received" || isControl(task)) return refuse(task, event.type, "illegal");
-      return ok(task, "queued", [dispatchNext(task)]);
+      return ok(task, "queued", [dispatchNext(task)], { budgetUsd: event.budgetUsd ?? null });
     case "command.answered":
       if (status !== "received" || !isControl(task)) return refuse(task, event.type, "illegal");
       return ok(task, "succeeded", []);
@@ -131,7 +149,7 @@ export function giteaTransition(task: TaskSnapshot, event: GiteaEvent): Transiti
       // P6 on this door too: why it failed and what to do, as a reply comment.
       return ok(task, "failed", [dispatchNext(task), postmortemJob(task, "failed")]);
     case "command.cancelled":
-      if (status !== "queued" && status !== "running") return refuse(task, event.type, "nothing-to-cancel");
+      if (status !== "queued" && status !== "running" && status !== "paused") return refuse(task, event.type, "nothing-to-cancel");
       return ok(task, "cancelled", [dispatchNext(task)]);
   }
 }

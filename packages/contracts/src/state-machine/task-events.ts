@@ -106,7 +106,8 @@ export type BudgetEvent =
   | { type: "user.budget-stopped" };
 
 export type GiteaEvent =
-  | { type: "command.authorized" }
+  /** `budgetUsd`: what the command may spend on agent runs (P5); absent or null: no budget. */
+  | { type: "command.authorized"; budgetUsd?: number | null }
   | { type: "command.rejected"; reason: string }
   | { type: "command.started" }
   | { type: "command.succeeded" }

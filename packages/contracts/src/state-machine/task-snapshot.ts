@@ -2,10 +2,10 @@ import type { BudgetStep } from "../budget.ts";
 import type { TaskSource, TaskStatus } from "./task-status.ts";
 
 /**
- * `status` and `cancel` (G7) are answered by intake at once and never hold a place in the
- * issue/PR's queue; the others run agents in order.
+ * `status`, `cancel` (G7), `continue` and `stop` (a budget pause, P5) are answered by intake at
+ * once and never hold a place in the issue/PR's queue; the others run agents in order.
  */
-export type GiteaCommandKind = "plan" | "discuss" | "iterate" | "implement" | "fix" | "status" | "cancel";
+export type GiteaCommandKind = "plan" | "discuss" | "iterate" | "implement" | "fix" | "status" | "cancel" | "continue" | "stop";
 
 /** The part of a task the state machine needs. `packages/db` maps rows to and from it. */
 export interface TaskSnapshot {

@@ -16,9 +16,11 @@ export const TELEGRAM_STATUSES = [
 
 /**
  * Lifecycle of a Gitea `/agent` command. `cancelled` is not in the original design card;
- * `/agent cancel` (G7) needs a final state that is neither a failure nor a rejection.
+ * `/agent cancel` (G7) needs a final state that is neither a failure nor a rejection. `paused`
+ * is the pipeline's budget pause (P5), the same as a Telegram task's: it keeps its place at the
+ * head of its issue/PR's line until `/agent continue` or `/agent stop`.
  */
-export const GITEA_STATUSES = ["received", "queued", "running", "succeeded", "failed", "rejected", "cancelled"] as const;
+export const GITEA_STATUSES = ["received", "queued", "running", "paused", "succeeded", "failed", "rejected", "cancelled"] as const;
 
 export type TelegramStatus = (typeof TELEGRAM_STATUSES)[number];
 export type GiteaStatus = (typeof GITEA_STATUSES)[number];

@@ -50,8 +50,8 @@ export async function budgetPassed(
   taskId: number,
 ): Promise<{ spentUsd: number; budgetUsd: number } | undefined> {
   const task = await repos.tasks.findById(taskId);
-  // Gitea commands have no budget yet; a missing task is the caller's own clear error.
-  if (!task || task.source !== "telegram" || task.budgetUsd === null) return undefined;
+  // A missing task is the caller's own clear error.
+  if (!task || task.budgetUsd === null) return undefined;
   const { costUsd } = await repos.traces.tracesSummary(taskId);
   const check = checkBudget(costUsd, task.budgetUsd);
   return check.exceeded ? { spentUsd: round(costUsd), budgetUsd: check.budgetUsd } : undefined;
@@ -66,7 +66,7 @@ export async function budgetStanding(
   taskId: number,
 ): Promise<{ spentUsd: number; budgetUsd: number } | undefined> {
   const task = await repos.tasks.findById(taskId);
-  if (!task || task.source !== "telegram" || task.budgetUsd === null) return undefined;
+  if (!task || task.budgetUsd === null) return undefined;
   const { costUsd } = await repos.traces.tracesSummary(taskId);
   return { spentUsd: costUsd, budgetUsd: task.budgetUsd };
 }

@@ -1,7 +1,7 @@
 /** Commands that run agents and hold a place in the issue/PR's queue (G3). */
 export const WORK_COMMANDS = ["plan", "discuss", "iterate", "implement", "fix"] as const;
-/** Commands answered at once, outside the queue (G7). */
-export const CONTROL_COMMANDS = ["status", "cancel"] as const;
+/** Commands answered at once, outside the queue (G7; `continue`/`stop` answer a budget pause, P5). */
+export const CONTROL_COMMANDS = ["status", "cancel", "continue", "stop"] as const;
 
 export type WorkCommand = (typeof WORK_COMMANDS)[number];
 export type ControlCommand = (typeof CONTROL_COMMANDS)[number];
@@ -9,8 +9,8 @@ export type AgentCommandWord = WorkCommand | ControlCommand;
 
 /** Which commands each kind of target accepts. */
 export const COMMANDS_BY_TARGET: Record<"issue" | "pr", readonly AgentCommandWord[]> = {
-  issue: ["plan", "discuss", "iterate", "implement", "status", "cancel"],
-  pr: ["iterate", "fix", "status", "cancel"],
+  issue: ["plan", "discuss", "iterate", "implement", "status", "cancel", "continue", "stop"],
+  pr: ["iterate", "fix", "status", "cancel", "continue", "stop"],
 };
 
 export type ParsedAgentComment =
@@ -73,5 +73,7 @@ export function agentUsage(target: "issue" | "pr"): string {
     ...lines,
     "`/agent status` — the running and queued commands here",
     "`/agent cancel` — cancel the running command (or, if none runs, the next queued one)",
+    "`/agent continue [+USD]` — resume the command paused by its budget, with that much more to spend",
+    "`/agent stop` — end the command paused by its budget (what it pushed stays)",
   ].join("\n");
 }

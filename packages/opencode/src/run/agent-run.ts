@@ -10,6 +10,8 @@ import type { AgentRunResult, RunAgentOptions, RunOutcome } from "./run-types.ts
 import { addUsage, answeringModel, classifyProviderFailure, emptyUsage, messageError, textOf } from "./turn-summary.ts";
 import { ProviderError } from "../errors/provider.error.ts";
 import { watchTurn, type TurnResult } from "./turn-watcher.ts";
+import { newMessagesSince } from "./completion-tracker.ts";
+import type { SessionMessage } from "../api/api-schemas.ts";
 import { extractVerdict, repairPrompt } from "./verdict-extract.ts";
 import type { LocationWarmup } from "./location-warmup.ts";
 import { NO_PRICES, type ServerPrices } from "./model-prices.ts";
@@ -19,6 +21,9 @@ import { PromptQueueTimeoutError } from "../errors/prompt-queue-timeout.error.ts
 import { describeInterrupt, INTERRUPT_CAP_MS, interruptWithin } from "./interrupt.ts";
 import { prepareResume } from "./session-resume.ts";
 import { untilDeadline } from "./deadline.ts";
+
+/** Messages read for a cut turn's usage: a long tool-using turn fits. */
+const CUT_TURN_PAGE = 200;
 
 export interface OpencodeLogger {
   warn(data: Record<string, unknown>, message: string): void;
@@ -80,13 +85,17 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
   /** What the run was waiting for when the hard deadline passed mid-request. */
   let step = "the run to start";
 
+  /** The turn a caller's stop cut short: its usage is counted once its messages are read again. */
+  let cutTurn: { admittedId: string; messages: SessionMessage[] } | undefined;
   const runTurn = async (text: string): Promise<TurnResult> => {
     // Subscribed before the prompt is sent, so no event of the turn can slip past.
     const events = deps.events.subscribe(sessionId as string);
     let turn: TurnResult;
+    let admittedId: string;
     try {
       const promptSentAt = now();
       const admitted = await deps.api.prompt(sessionId as string, text, bounded(), untilHard());
+      admittedId = admitted.id;
       turn = await watchTurn({
         api: deps.api,
         activePoller: deps.activePoller,
@@ -104,7 +113,9 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
     } finally {
       events.close();
     }
-    cost += addUsage(tokens, turn.messages, (await deps.prices?.get(o.signal)) ?? NO_PRICES);
+    // A cancelled turn's messages may be a poll old: they are read again, beside the interrupt.
+    if (turn.kind === "cancelled") cutTurn = { admittedId, messages: turn.messages };
+    else cost += addUsage(tokens, turn.messages, (await deps.prices?.get(o.signal)) ?? NO_PRICES);
     const turnText = textOf(turn.messages);
     output = output && turnText ? `${output}\n${turnText}` : output || turnText;
     actual = answeringModel(turn.messages) ?? actual;
@@ -197,7 +208,9 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
     if (sessionId) {
       // Timeout or cancel included, the run returns within INTERRUPT_CAP_MS of its deadline or abort.
       const stopAt = outcome === "timeout" ? Math.min(now(), timeoutDueAt ?? hardDeadline) : now();
-      const interrupted = await interruptWithin(deps.api, sessionId, Math.max(500, stopAt + INTERRUPT_CAP_MS - now()));
+      const capMs = Math.max(500, stopAt + INTERRUPT_CAP_MS - now());
+      const [interrupted, cutMessages] = await Promise.all([interruptWithin(deps.api, sessionId, capMs), rereadCutTurn(capMs)]);
+      if (cutMessages) cost += addUsage(tokens, cutMessages, (await deps.prices?.get(untilDeadline(undefined, now() + capMs, now()))) ?? NO_PRICES);
       if (!interrupted.ok) warn(`could not interrupt session ${sessionId}: ${interrupted.error.message}`);
       error = new RunStoppedError(reason, sessionId, interrupted.ok, `${text}; ${describeInterrupt(sessionId, interrupted)}`);
     } else error = new RunStoppedError(reason, undefined, false, text);
@@ -237,6 +250,17 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
       error: error?.message,
     },
   };
+
+  /** What the cut turn did, read fresh (its last poll may predate its finished steps); the poll's view if the server does not answer in time. */
+  async function rereadCutTurn(capMs: number): Promise<SessionMessage[] | undefined> {
+    if (!cutTurn || !sessionId) return undefined;
+    const { admittedId, messages } = cutTurn;
+    const fresh = await deps.api
+      .messages(sessionId, CUT_TURN_PAGE, untilDeadline(undefined, now() + capMs, now()))
+      .then((page) => newMessagesSince(page, admittedId).messages.filter((m) => m.type === "assistant"))
+      .catch(() => undefined);
+    return fresh && fresh.length >= messages.length ? fresh : messages;
+  }
 
   /** Maps a non-"done" turn (or a done turn that ended in an error) to the run's outcome; false = go on. */
   async function settle(turn: TurnResult): Promise<boolean> {

@@ -91,11 +91,6 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
     assistants = await fetchTurn(untilDeadline(o.signal, now() + FINAL_FETCH_CAP_MS, now())).catch(() => assistants);
     return { kind: "timeout", which, dueAt, messages: assistants };
   };
-  /** Likewise when the caller stops the run (cancel, the budget): what it spent counts. */
-  const cancelled = async (): Promise<TurnResult> => {
-    assistants = await fetchTurn(untilDeadline(undefined, now() + FINAL_FETCH_CAP_MS, now())).catch(() => assistants);
-    return { kind: "cancelled", messages: assistants };
-  };
   const state = (): PollState => {
     const trusted = hint.live && hint.liveSince <= syncedAt;
     return {
@@ -119,7 +114,7 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
   };
 
   for (;;) {
-    if (o.signal?.aborted) return cancelled();
+    if (o.signal?.aborted) return { kind: "cancelled", messages: assistants };
     lastActivity = Math.max(lastActivity, hint.lastEventAt);
     const s = state();
     if (s.now >= o.hardDeadline) return timedOut("hard");
@@ -168,7 +163,7 @@ export async function watchTurn(o: TurnWatchOptions): Promise<TurnResult> {
       }
       errors = 0;
     } catch (err) {
-      if (o.signal?.aborted) return cancelled();
+      if (o.signal?.aborted) return { kind: "cancelled", messages: assistants };
       if (signal?.aborted) continue; // a deadline passed mid-request: the loop's top says which
       if (err instanceof OpencodeContractError || err instanceof QuestionPolicyError || ++errors >= MAX_POLL_ERRORS) throw err;
       o.onNotice("opencode poll failed, retrying", { sessionId: o.sessionId, error: (err as Error).message });

@@ -1,23 +1,26 @@
 import { reviewFindingSchema, withCause, type DevJob, type ReviewFinding, type TaskEvent } from "@ratatoskr/contracts";
-import type { ApplyTransitionOptions, Task } from "@ratatoskr/db";
+import { budgetStanding, type ApplyTransitionOptions, type Task } from "@ratatoskr/db";
 import { movedRefsReason, roundTrailer, watchRemoteRefs, type Workspace } from "@ratatoskr/git";
 import { runCommandJob, type HeartbeatRedis } from "@ratatoskr/gitea";
 import { VerdictValidationError, type AgentRunResult } from "@ratatoskr/opencode";
 import {
   finishedRunOf,
   loadStepTask,
+  overBudgetRefusal,
   reportUnlessMovedOn,
   resumeOptions,
   runWhileTaskRuns,
   settleDeadRuns,
   workspaceLines,
+  type RunBudget,
   type StoredEvent,
 } from "@ratatoskr/pipeline";
-import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
+import { createJobProgress, skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import { z } from "zod";
 import { DEV_AGENT, DEV_POLICY, type DevHandlerDeps } from "../handlers/dev-round.handler.ts";
 import { devReportSchema, type DevReport } from "../prompt/dev-report.schema.ts";
 import { deliverWork } from "../work/deliver-work.ts";
+import { buildContinuePrompt } from "../prompt/dev-prompt.ts";
 import { buildGiteaDevPrompt } from "./gitea-dev-prompt.ts";
 
 const SETTLED_BY = ["command.dev-finished", "command.succeeded", "command.failed", "command.cancelled", "command.interrupted"] as const;
@@ -112,11 +115,14 @@ class GiteaDevRound {
   }
 
   async run(findings: ReviewFinding[]): Promise<unknown> {
+    // P5 as on every door: past its budget the command pauses before the run.
+    const overBudget = await overBudgetRefusal(this.deps, this.task.id, this.data.kind);
+    if (overBudget) return skipped(overBudget);
     const ws = await this.prepare();
     // Start from what was pushed: a cancelled run's partial work never rides along, others' pushes do.
     await this.deps.git.syncToRemote(ws);
     const remote = await watchRemoteRefs(this.deps.git, [ws]);
-    const { stoppedBy, result } = await this.runAgent(ws, findings);
+    const { stoppedBy, result, overBudget: passed } = await this.runAgent(ws, findings);
     // Only the service pushes, and only the task branch: anything else that moved fails the command.
     const moved = await remote.moved();
     if (moved.length > 0) {
@@ -124,7 +130,26 @@ class GiteaDevRound {
       return { status: "failed", reason: "remote-refs-moved" };
     }
     if (stoppedBy) return skipped(`command ${stoppedBy} during the dev run; its work stays unpushed`);
+    if (passed) return this.pauseForBudget(ws, passed);
     return this.settle(ws, result, false);
+  }
+
+  /**
+   * The run passed the command's budget and was interrupted: unlike a cancel, its work is
+   * committed and pushed, and `/agent continue` goes on in the same session.
+   */
+  private async pauseForBudget(ws: Workspace, passed: RunBudget): Promise<unknown> {
+    const delivered = await deliverWork(this.deps.git, [ws], this.commitMessage());
+    this.ctx.logger.info({ ...passed, commit: delivered.commit }, "dev run stopped by the command's budget; its work is pushed");
+    await this.report({ type: "budget.exceeded", ...passed, step: "continue" });
+    return { status: "paused", round: this.data.round, commit: delivered.commit };
+  }
+
+  private commitMessage(): { message: string; trailer: string } {
+    const title = this.task.title ?? `command ${this.task.id}`;
+    const trailer = roundTrailer({ taskId: this.task.id, round: this.data.round, noun: "command" });
+    const subject = this.task.commandKind === "fix" ? `agent: fix ${title}` : `agent: ${title}`;
+    return { message: `${subject}\n\n${trailer}`, trailer };
   }
 
   /**
@@ -142,12 +167,15 @@ class GiteaDevRound {
     const { deps, data, task, ctx } = this;
     const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
     const dead = await settleDeadRuns(traced, task.id, DEV_AGENT);
-    const earlier = this.origin ?? (data.kind === "revise" ? task.id : undefined);
+    // A revise round and a continue (after a budget pause) go on in the command's dev session.
+    const earlier = this.origin ?? (data.kind === "revise" || data.kind === "continue" ? task.id : undefined);
     const latest = !dead.resumeSessionId && earlier ? await deps.repos.traces.findLatest(earlier, DEV_AGENT) : null;
     const resume = dead.resumeSessionId ? resumeOptions(dead.resumeSessionId, dead.resumeServerUrl) : resumeOptions(latest?.sessionId, latest?.serverUrl);
     const plan = task.commandKind === "implement" ? await deps.repos.tasks.latestPlan(task.targetKey ?? "") : undefined;
     const sign = task.targetType === "pr" ? "!" : "#";
-    const prompt = buildGiteaDevPrompt({
+    const budget = await budgetStanding(deps.repos, task.id);
+    // Continuing a session: it holds the command's text already; a fresh one needs all of it.
+    const prompt = data.kind === "continue" && resume.sessionId ? buildContinuePrompt(task.id, data.round) : buildGiteaDevPrompt({
       taskId: task.id,
       command: task.commandKind ?? "implement",
       target: `${task.repoOwner}/${task.repoName}${sign}${task.targetNumber}`,
@@ -161,8 +189,10 @@ class GiteaDevRound {
       workspaces: workspaceLines(deps.git.taskDir(this.workTaskId), [ws]),
       findings,
     });
+    // Live progress for Bull Board, and the samples the budget watches the run's spend by.
+    const progress = createJobProgress(ctx.job, { stage: "dev agent", round: data.round }, ctx.logger);
     return runWhileTaskRuns(
-      { ...traced, statusPollMs: deps.statusPollMs },
+      { ...traced, progress, statusPollMs: deps.statusPollMs },
       {
         taskId: task.id,
         round: data.round,
@@ -180,6 +210,7 @@ class GiteaDevRound {
           hardTimeoutMs: deps.hardTimeoutMs,
           ...resume,
         },
+        budget,
       },
     );
   }
@@ -195,10 +226,7 @@ class GiteaDevRound {
       await this.report({ type: "command.failed", reason: "not-done" }, `the dev agent could not finish: ${result.verdict.summary}`);
       return { status: "failed", reason: "not-done" };
     }
-    const title = task.title ?? `command ${task.id}`;
-    const trailer = roundTrailer({ taskId: task.id, round: data.round, noun: "command" });
-    const subject = task.commandKind === "fix" ? `agent: fix ${title}` : `agent: ${title}`;
-    const delivered = await deliverWork(this.deps.git, [ws], { message: `${subject}\n\n${trailer}`, trailer });
+    const delivered = await deliverWork(this.deps.git, [ws], this.commitMessage());
     // A picked-up run whose work is gone (another replica's tree) is not this round's work.
     if (pickedUp && !delivered.changed) return undefined;
     if (!delivered.changed && (data.round === 1 || task.commandKind === "fix")) {

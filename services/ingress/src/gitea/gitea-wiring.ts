@@ -39,7 +39,7 @@ function interrupter(password: string | undefined): SessionInterrupter {
 export function giteaFrontDoor(
   ctx: ServiceContext,
   config: Extract<GiteaIngressConfig, { enabled: true }>,
-  options: { maxRounds: number; opencodePassword?: string },
+  options: { maxRounds: number; budgetUsd: number | null; opencodePassword?: string },
 ): GiteaFrontDoor {
   const logger = ctx.logger.child({ component: "gitea" });
   const gitea = new GiteaClient({ baseUrl: config.url, token: config.token });
@@ -63,6 +63,7 @@ export function giteaFrontDoor(
     transition: (taskId, event, opts) => ctx.transition(taskId, event, opts),
     interrupt: interrupter(options.opencodePassword),
     maxRunning: config.maxRunning,
+    budgetUsd: options.budgetUsd,
     logger,
   };
   const stops: Array<() => Promise<void>> = [];

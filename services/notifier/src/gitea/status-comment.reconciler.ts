@@ -1,8 +1,10 @@
 import type { Database, Repositories, Task } from "@ratatoskr/db";
-import { isNotFound, type GiteaClient } from "@ratatoskr/gitea";
+import { isNotFound, WORK_COMMANDS, type GiteaClient } from "@ratatoskr/gitea";
 import { RetryLaterError } from "@ratatoskr/runtime";
 import { postPendingReplies } from "./reply-comments.ts";
 import { hasMarker, renderStatusComment, type StatusFacts } from "./status-comment.renderer.ts";
+
+const WORK: ReadonlySet<string> = new Set(WORK_COMMANDS);
 
 export interface StatusCommentDeps {
   db: Database;
@@ -34,13 +36,8 @@ async function factsOf(deps: StatusCommentDeps, task: Task): Promise<StatusFacts
       ? deps.repos.tasks.listTargetQueue(task.targetKey)
       : Promise.resolve([]),
   ]);
-  const waiting = line.filter(
-    (t) =>
-      t.status !== "running" &&
-      t.commandKind !== null &&
-      t.commandKind !== "status" &&
-      t.commandKind !== "cancel",
-  );
+  // The place among the waiting work commands; the running (or budget-paused) one holds the head.
+  const waiting = line.filter((t) => t.status !== "running" && t.status !== "paused" && WORK.has(t.commandKind ?? ""));
   const index = waiting.findIndex((t) => t.id === task.id);
   const s = sums._sum;
   return {

@@ -26,6 +26,7 @@ const HEADLINE: Record<string, string> = {
   received: "📥 received — checking permission",
   queued: "🕒 queued",
   running: "▶️ running",
+  paused: "⏸️ paused — it has spent its budget",
   succeeded: "✅ done",
   failed: "❌ failed",
   rejected: "🚫 rejected",
@@ -40,6 +41,17 @@ function duration(ms: number): string {
 
 function usage(facts: StatusFacts): string {
   return `${facts.tokens.toLocaleString("en-US")} tokens, $${facts.costUsd.toFixed(4)}`;
+}
+
+/** P5: what a paused command spent, against what, and the two answers it waits for. */
+function pausedLines(task: Task, facts: StatusFacts): string[] {
+  const budget = task.budgetUsd === null ? "" : ` of a $${task.budgetUsd.toFixed(4)} budget`;
+  return [
+    `**Spent:** ${usage(facts)}${budget}`,
+    ...(task.branch ? [`**Branch:** \`${task.branch}\` (the work so far is pushed)`] : []),
+    "",
+    "`/agent continue [+USD]` gives it that much more to spend (default: the configured budget) and it goes on where it stopped; `/agent stop` ends it (what it pushed stays).",
+  ];
 }
 
 /** The whole status comment of one command, Markdown with the hidden marker first. Pure. */
@@ -72,6 +84,7 @@ export function renderStatusComment(task: Task, facts: StatusFacts): string {
       );
     }
   }
+  if (task.status === "paused") lines.push(...pausedLines(task, facts));
   if (task.status === "rejected" || task.status === "failed" || task.status === "cancelled") {
     if (task.failureReason) lines.push("", task.failureReason);
   }

@@ -3,7 +3,7 @@ import type { ApplyTransitionOptions, Task } from "@ratatoskr/db";
 import { readOnlyBreachReason, watchTrees } from "@ratatoskr/git";
 import { runCommandJob, visibleText, type HeartbeatRedis } from "@ratatoskr/gitea";
 import { VerdictValidationError, type AgentRunResult } from "@ratatoskr/opencode";
-import { loadStepTask, reportUnlessMovedOn, resumeOptions, runWhileTaskRuns, settleDeadRuns, type StoredEvent } from "@ratatoskr/pipeline";
+import { loadStepTask, overBudgetRefusal, reportUnlessMovedOn, resumeOptions, runWhileTaskRuns, settleDeadRuns, type StoredEvent } from "@ratatoskr/pipeline";
 import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import { z } from "zod";
 import { REVIEWER_AGENT, REVIEWER_POLICY, reviewOutcome, type ReviewHandlerDeps } from "../handlers/review.handler.ts";
@@ -71,6 +71,9 @@ async function review(deps: GiteaReviewDeps, data: ReviewJob, ctx: Ctx, task: Ta
   const origin = originOf(task);
   const workTaskId = origin ?? task.id;
   const planning = data.kind === "plan";
+  // P5 before a code review, as on every door (a plan's rounds stay with the planner).
+  const overBudget = planning ? undefined : await overBudgetRefusal(deps, task.id, "review");
+  if (overBudget) return skipped(overBudget);
   // A plan is reviewed against the default branch (a local branch, never pushed).
   const ws = await deps.git.prepare({ taskId: workTaskId, repo: task.repos[0] ?? "", branch: planning ? `agent/plan-${task.id}` : (task.branch ?? "") });
   // Review what was pushed last, not the head this clone saw in an earlier round.

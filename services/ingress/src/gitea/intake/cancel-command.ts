@@ -12,7 +12,7 @@ export async function cancelCommand(deps: IntakeDeps, cancel: Task): Promise<str
   const line = (await deps.repos.tasks.listTargetQueue(cancel.targetKey ?? "")).filter(
     (t) => isWorkCommand(t.commandKind) && t.id < cancel.id && t.status !== "received",
   );
-  const victim = line.find((t) => t.status === "running") ?? line[0];
+  const victim = line.find((t) => t.status === "running" || t.status === "paused") ?? line[0];
   if (!victim) return "Nothing to cancel: no command is running or waiting here.";
   const wasRunning = victim.status === "running";
   try {
@@ -38,6 +38,7 @@ export async function cancelCommand(deps: IntakeDeps, cancel: Task): Promise<str
       );
   }
   const what = `\`${victim.commandKind}\` (#${victim.id}) by @${victim.requesterLogin}`;
+  if (victim.status === "paused") return `Cancelled ${what}, which was paused by its budget; what it pushed stays.`;
   return wasRunning
     ? `Cancelled ${what}, which was running: its agent was interrupted and its partial work stays unpushed.`
     : `Cancelled ${what}, which was waiting; it will not run.`;

@@ -52,7 +52,8 @@ async function startWhatMay(deps: IntakeDeps, first: string, shown: ShownPositio
     const line = (await deps.repos.tasks.listTargetLine(key)).filter((t) => isWorkCommand(t.commandKind));
     lines.set(key, line);
     const place = line[0];
-    if (!place || line.some((t) => t.status === "running") || place.status !== "queued") continue;
+    // A command paused by its budget still holds its line: the next one waits for continue or stop.
+    if (!place || line.some((t) => t.status === "running" || t.status === "paused") || place.status !== "queued") continue;
     // Started or refused when its turn came: either way the line changed.
     lines.delete(key);
     const head = await deps.repos.tasks.findById(place.id);

@@ -2,6 +2,7 @@ import { IllegalTransitionError, type TaskEvent } from "@ratatoskr/contracts";
 import type { Task, TaskPatch } from "@ratatoskr/db";
 import { agentUsage } from "@ratatoskr/gitea";
 import { skipped } from "@ratatoskr/runtime";
+import { continueCommand, stopCommand } from "./budget-command.ts";
 import { cancelCommand } from "./cancel-command.ts";
 import type { IntakeDeps } from "./intake-deps.ts";
 import { prepareWork } from "./prepare-work.ts";
@@ -11,8 +12,8 @@ const MAY_RUN = new Set(["write", "admin", "owner"]);
 
 /**
  * Authorizes and routes one stored command (G2, G3, G7): rejected unless the commenter has
- * write, admin or owner permission; a usage answer for unknown subcommands; `status` and
- * `cancel` answered at once; work commands queued for their issue/PR.
+ * write, admin or owner permission; a usage answer for unknown subcommands; `status`, `cancel`,
+ * `continue` and `stop` answered at once; work commands queued for their issue/PR.
  */
 export async function routeCommand(deps: IntakeDeps, taskId: number) {
   const task = await deps.repos.tasks.findById(taskId);
@@ -48,14 +49,14 @@ export async function routeCommand(deps: IntakeDeps, taskId: number) {
     const entries = queueEntries(await deps.repos.tasks.listTargetQueue(task.targetKey ?? ""));
     return settle(deps, task, { type: "command.answered" }, { resultText: renderQueue(entries) });
   }
-  if (task.commandKind === "cancel") {
-    const resultText = await cancelCommand(deps, task);
-    return settle(deps, task, { type: "command.answered" }, { resultText });
+  if (task.commandKind === "cancel" || task.commandKind === "continue" || task.commandKind === "stop") {
+    const answer = { cancel: cancelCommand, continue: continueCommand, stop: stopCommand }[task.commandKind];
+    return settle(deps, task, { type: "command.answered" }, { resultText: await answer(deps, task) });
   }
   const prepared = await prepareWork(deps, task);
   if (!prepared.ok)
     return settle(deps, task, { type: "command.rejected", reason: "refused" }, { failureReason: prepared.reason });
-  return settle(deps, task, { type: "command.authorized" }, prepared.patch);
+  return settle(deps, task, { type: "command.authorized", budgetUsd: deps.budgetUsd }, prepared.patch);
 }
 
 async function settle(deps: IntakeDeps, task: Task, event: TaskEvent, patch: TaskPatch) {

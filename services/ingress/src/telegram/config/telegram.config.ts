@@ -68,7 +68,7 @@ export const TELEGRAM_CONFIG_SCHEMA = {
     budgetUsd: envUsd("TASK_BUDGET_USD", {
       optional: true,
       description:
-        "What a task may spend on agent runs; past it the task pauses for Continue (+budget) / Stop",
+        "What a task or Gitea command may spend on agent runs; past it, it pauses for Continue (+budget) / Stop (`/agent continue [+USD]` / `/agent stop`)",
     }),
   },
 };
