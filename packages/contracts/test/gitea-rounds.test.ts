@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { GITEA_STATUSES, reduceTask, type GiteaCommandKind, type GiteaEvent, type TaskEffect, type TaskSnapshot } from "../src/index.ts";
+import {
+  GITEA_STATUSES,
+  reduceTask,
+  type GiteaCommandKind,
+  type GiteaEvent,
+  type PipelineEvent,
+  type TaskEffect,
+  type TaskSnapshot,
+} from "../src/index.ts";
 
 function command(kind: GiteaCommandKind, target: "issue" | "pr", over: Partial<TaskSnapshot> = {}): TaskSnapshot {
   return {
@@ -16,7 +24,7 @@ const MAJOR = { severity: "major", file: "a.ts", line: 1, text: "wrong" } as con
 const DISPATCH = 'intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}';
 const PUBLISH = 'intake:{"v":1,"kind":"publish","taskId":9}';
 
-function apply(task: TaskSnapshot, event: GiteaEvent) {
+function apply(task: TaskSnapshot, event: GiteaEvent | PipelineEvent) {
   const result = reduceTask(task, event);
   if (!result.ok) throw new Error(`refused: ${result.refusal.reason}`);
   return { status: result.task.status, round: result.task.round, jobs: jobsOf(result.effects) };
@@ -70,6 +78,40 @@ describe("gitea command rounds (G3)", () => {
   it("publishes after a passed review or a drafted answer", () => {
     expect(apply(command("implement", "issue"), { type: "command.review-passed", minor: [] }).jobs).toEqual([PUBLISH]);
     expect(apply(command("discuss", "issue"), { type: "command.answer-drafted", answer: "a" }).jobs).toEqual([PUBLISH]);
+  });
+
+  it("times out with the work kept (P4): the line moves on and a postmortem follows", () => {
+    expect(apply(command("implement", "issue", { round: 2 }), { type: "run.timed_out" })).toEqual({
+      status: "timeout",
+      round: 2,
+      jobs: [DISPATCH, 'postmortem:{"v":1,"taskId":9,"cause":"timeout"}'],
+    });
+  });
+
+  it("a continued timeout queues again and, when its turn comes, resumes dev in the round it stopped in", () => {
+    const continued = reduceTask(command("implement", "issue", { status: "timeout", round: 2 }), { type: "user.continued" });
+    if (!continued.ok) throw new Error(continued.refusal.reason);
+    expect({ status: continued.task.status, round: continued.task.round, jobs: jobsOf(continued.effects) }).toEqual({
+      status: "queued",
+      round: 2,
+      jobs: [DISPATCH],
+    });
+    expect(apply(continued.task, { type: "command.started" })).toEqual({
+      status: "running",
+      round: 2,
+      jobs: ['dev:{"v":1,"taskId":9,"kind":"continue","round":2}'],
+    });
+    expect(apply(command("iterate", "pr", { status: "queued", round: 1 }), { type: "command.started" }).jobs).toEqual([
+      'dev:{"v":1,"taskId":9,"kind":"continue","round":1}',
+    ]);
+  });
+
+  it.each(GITEA_STATUSES.filter((s) => s !== "timeout"))("refuses %s + user.continued: only a timeout is continued", (status) => {
+    expect(reduceTask(command("implement", "issue", { status }), { type: "user.continued" }).ok).toBe(false);
+  });
+
+  it.each(GITEA_STATUSES.filter((s) => s !== "running"))("refuses %s + run.timed_out", (status) => {
+    expect(reduceTask(command("implement", "issue", { status }), { type: "run.timed_out" }).ok).toBe(false);
   });
 
   const events: GiteaEvent[] = [

@@ -4,7 +4,7 @@ import { QUEUE } from "../queues.ts";
 import { postmortemJob } from "./postmortem-job.ts";
 import type { TaskEffect } from "./task-effects.ts";
 import { budgetTransition } from "./budget-transitions.ts";
-import type { BudgetEvent, GiteaEvent } from "./task-events.ts";
+import type { BudgetEvent, GiteaEvent, PipelineEvent } from "./task-events.ts";
 import type { TaskSnapshot } from "./task-snapshot.ts";
 import type { GiteaStatus } from "./task-status.ts";
 import { refuse, type TransitionResult } from "./transition-result.ts";
@@ -56,6 +56,11 @@ function reviseJob(task: TaskSnapshot, round: number): TaskEffect {
   };
 }
 
+function continueJob(task: TaskSnapshot): TaskEffect {
+  const jobId = followUpJobId(task.id, "dev", task.version + 1);
+  return { type: "enqueue", job: jobRequest(QUEUE.dev, { v: 1, taskId: task.id, kind: "continue", round: task.round }, jobId) };
+}
+
 /** After a command settles, the next queued command of the same issue/PR may start (G4). */
 function dispatchNext(task: TaskSnapshot): TaskEffect {
   const targetKey = task.command?.targetKey ?? "";
@@ -105,13 +110,21 @@ function budgetStep(task: TaskSnapshot, event: BudgetEvent): TransitionResult {
   return { ...result, effects: [...result.effects, dispatchNext(task)] };
 }
 
-export function giteaTransition(task: TaskSnapshot, event: GiteaEvent | BudgetEvent): TransitionResult {
+export function giteaTransition(task: TaskSnapshot, event: GiteaEvent | PipelineEvent): TransitionResult {
   const status = task.status as GiteaStatus;
   switch (event.type) {
     case "budget.exceeded":
     case "user.budget-extended":
     case "user.budget-stopped":
       return budgetStep(task, event);
+    case "run.timed_out":
+      // P4: the work so far is pushed and the session kept; the line moves on meanwhile.
+      if (status !== "running") return refuse(task, event.type, "illegal");
+      return ok(task, "timeout", [dispatchNext(task), postmortemJob(task, "timeout")]);
+    case "user.continued":
+      // Back in its issue/PR's line: it starts when its turn comes, in the round it stopped in.
+      if (status !== "timeout") return refuse(task, event.type, "not-continuable");
+      return ok(task, "queued", [dispatchNext(task)]);
     case "command.authorized":
       if (status !== "received" || isControl(task)) return refuse(task, event.type, "illegal");
       return ok(task, "queued", [dispatchNext(task)], { budgetUsd: event.budgetUsd ?? null });
@@ -125,6 +138,8 @@ export function giteaTransition(task: TaskSnapshot, event: GiteaEvent | BudgetEv
       return ok(task, "rejected", []);
     case "command.started":
       if (status !== "queued") return refuse(task, event.type, "illegal");
+      // A continued timeout (it has a round) resumes its dev session in the round it stopped in (P4).
+      if (task.round > 0 && !isPlanning(task.command)) return ok(task, "running", [continueJob(task)]);
       return ok(task, "running", [{ type: "enqueue", job: firstJob({ ...task, round: 1 }) }], { round: 1 });
     case "command.dev-finished":
     case "command.plan-drafted":

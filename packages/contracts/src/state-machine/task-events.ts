@@ -73,8 +73,6 @@ export type TelegramEvent =
   | { type: "user.approved" }
   | { type: "user.cancelled" }
   | { type: "user.retried" }
-  /** `/continue N`: resume the saved dev session of a timed-out or failed task. */
-  | { type: "user.continued" }
   | { type: "dev.started" }
   /**
    * The dev agent finished a round and its work is committed and pushed. `commit`: the pushed
@@ -91,9 +89,21 @@ export type TelegramEvent =
    */
   | { type: "review.rejected"; findings: ReviewFinding[] }
   | { type: "run.failed"; reason: string }
+  | PipelineEvent;
+
+/**
+ * Events of the pipeline phase that mean the same on every door: the budget pause (P5) and the
+ * timeout that keeps the work for a continue (P4).
+ */
+export type PipelineEvent =
+  | BudgetEvent
   /** A dev run hit its idle or hard timeout; what it did is pushed and its session is kept. */
   | { type: "run.timed_out" }
-  | BudgetEvent;
+  /**
+   * The person asked to go on: Telegram's `/continue N` (a timed-out or failed task), a Gitea
+   * `/agent continue` (a timed-out command). The dev agent resumes the saved session.
+   */
+  | { type: "user.continued" };
 
 /**
  * The per-task budget (P5, see `checkBudget`): a service found the spend past the budget before

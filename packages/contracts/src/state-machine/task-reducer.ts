@@ -1,4 +1,4 @@
-import type { BudgetEvent, GiteaEvent, TaskEvent, TelegramEvent } from "./task-events.ts";
+import type { GiteaEvent, PipelineEvent, TaskEvent, TelegramEvent } from "./task-events.ts";
 import type { TaskSnapshot } from "./task-snapshot.ts";
 import { giteaTransition } from "./gitea-transitions.ts";
 import { telegramTransition } from "./telegram-transitions.ts";
@@ -8,9 +8,17 @@ function isGiteaEvent(event: TaskEvent): event is GiteaEvent {
   return event.type.startsWith("command.");
 }
 
-/** The pipeline's budget events (P5) mean the same on every door. */
-function isBudgetEvent(event: TaskEvent): event is BudgetEvent {
-  return event.type === "budget.exceeded" || event.type === "user.budget-extended" || event.type === "user.budget-stopped";
+const PIPELINE_EVENTS: ReadonlySet<TaskEvent["type"]> = new Set<PipelineEvent["type"]>([
+  "budget.exceeded",
+  "user.budget-extended",
+  "user.budget-stopped",
+  "run.timed_out",
+  "user.continued",
+]);
+
+/** The pipeline's events (budget pause, timeout, continue) mean the same on every door. */
+function isPipelineEvent(event: TaskEvent): event is PipelineEvent {
+  return PIPELINE_EVENTS.has(event.type);
 }
 
 /**
@@ -19,7 +27,7 @@ function isBudgetEvent(event: TaskEvent): event is BudgetEvent {
  */
 export function reduceTask(task: TaskSnapshot, event: TaskEvent): TransitionResult {
   if (task.source === "gitea") {
-    return isGiteaEvent(event) || isBudgetEvent(event) ? giteaTransition(task, event) : refuse(task, event.type, "wrong-source");
+    return isGiteaEvent(event) || isPipelineEvent(event) ? giteaTransition(task, event) : refuse(task, event.type, "wrong-source");
   }
   return isGiteaEvent(event) ? refuse(task, event.type, "wrong-source") : telegramTransition(task, event as TelegramEvent);
 }

@@ -141,6 +141,11 @@ export class TaskRepository {
     });
   }
 
+  /** The newest command of an issue/PR older than `beforeId` in `status`, e.g. the timed-out one a continue resumes. */
+  findNewestInTarget(targetKey: string, status: TaskStatus, beforeId: number): Promise<Task | null> {
+    return this.db.task.findFirst({ where: { targetKey, status, id: { lt: beforeId } }, orderBy: { id: "desc" } });
+  }
+
   /**
    * The same line, only what deciding who starts and who moved needs: dispatching reads it for
    * every command that arrives, and whole rows of a long line cost Prisma far more to build.

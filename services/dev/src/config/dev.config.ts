@@ -10,7 +10,7 @@ export const DEV_CONFIG_SCHEMA = {
     idleTimeoutMs: envDurationMs("DEV_IDLE_TIMEOUT_MS", {
       default: 300_000,
       description:
-        "A dev run with no progress for this long stops: its work is pushed and the task becomes timeout (/continue N resumes it)",
+        "A dev run with no progress for this long stops: its work is pushed and the task becomes timeout (/continue N, or /agent continue on Gitea, resumes it)",
     }),
     hardTimeoutMs: envDurationMs("DEV_HARD_TIMEOUT_MS", {
       default: 1_800_000,

@@ -23,7 +23,14 @@ import { deliverWork } from "../work/deliver-work.ts";
 import { buildContinuePrompt } from "../prompt/dev-prompt.ts";
 import { buildGiteaDevPrompt } from "./gitea-dev-prompt.ts";
 
-const SETTLED_BY = ["command.dev-finished", "command.succeeded", "command.failed", "command.cancelled", "command.interrupted"] as const;
+const SETTLED_BY = [
+  "command.dev-finished",
+  "command.succeeded",
+  "command.failed",
+  "command.cancelled",
+  "command.interrupted",
+  "run.timed_out",
+] as const;
 
 export interface GiteaDevDeps extends DevHandlerDeps {
   repos: DevHandlerDeps["repos"] & { tasks: DevHandlerDeps["repos"]["tasks"] & { latestPlan(targetKey: string): Promise<string | undefined> } };
@@ -50,8 +57,8 @@ function originOf(task: Task): number | undefined {
 /**
  * The `dev` queue for Gitea commands (G3): `implement` and its revise rounds, `fix` (one shot,
  * one commit), and an agent PR's `iterate` (resumes the PR's dev session). The work is committed
- * as `agent: <title>` and pushed without force only when the agent finished; a cancelled run
- * leaves it unpushed (G7). One job runs one agent turn once: a job that comes back (its process
+ * as `agent: <title>` and pushed without force when the agent finished, timed out (P4) or passed
+ * the budget (P5); a cancelled run leaves it unpushed (G7). One job runs one agent turn once: a job that comes back (its process
  * died) goes on from a run its dead attempt finished — its answer reused, its work committed or
  * found already pushed — and otherwise fails the command instead of replaying the turn (G6).
  */
@@ -145,6 +152,18 @@ class GiteaDevRound {
     return { status: "paused", round: this.data.round, commit: delivered.commit };
   }
 
+  /**
+   * P4 as on every door: the run went idle or ran past its limit. What it did is committed and
+   * pushed, its session kept, and `/agent continue` resumes it in this round.
+   */
+  private async timedOut(ws: Workspace, result: AgentRunResult<DevReport>): Promise<unknown> {
+    const delivered = await deliverWork(this.deps.git, [ws], this.commitMessage());
+    this.ctx.logger.info({ kind: result.timeoutKind, sessionId: result.sessionId, commit: delivered.commit }, "dev run timed out; its work is pushed");
+    const reason = `the dev agent ${result.timeoutKind === "hard" ? "ran past its time limit" : "went quiet too long"} in round ${this.data.round}`;
+    await this.report({ type: "run.timed_out" }, reason);
+    return { status: "timeout", kind: result.timeoutKind, commit: delivered.commit };
+  }
+
   private commitMessage(): { message: string; trailer: string } {
     const title = this.task.title ?? `command ${this.task.id}`;
     const trailer = roundTrailer({ taskId: this.task.id, round: this.data.round, noun: "command" });
@@ -217,9 +236,10 @@ class GiteaDevRound {
 
   private async settle(ws: Workspace, result: AgentRunResult<DevReport>, pickedUp: boolean): Promise<unknown> {
     const { data, task } = this;
+    if (result.outcome === "timeout") return this.timedOut(ws, result);
     const unreadable = result.outcome === "failed" && result.error instanceof VerdictValidationError;
     if (result.outcome !== "ok" && !unreadable) {
-      await this.report({ type: "command.failed", reason: result.outcome }, withCause(`the dev agent ${result.outcome === "timeout" ? "timed out" : "failed"} in round ${data.round}`, result.error?.message ?? result.outcome));
+      await this.report({ type: "command.failed", reason: result.outcome }, withCause(`the dev agent failed in round ${data.round}`, result.error?.message ?? result.outcome));
       return { status: "failed", reason: result.outcome };
     }
     if (result.verdict && !result.verdict.done) {

@@ -38,7 +38,7 @@ export function renderReplyComment(reply: Pick<Notification, "id" | "template" |
   return [
     replyMarker(reply.id),
     `🔍 The analysis of what went wrong with command #${taskId} is unavailable: the postmortem agent could not finish.`,
-    "The status comment above shows the reason it failed; comment the command again to retry.",
+    "The status comment above shows why it stopped and what to do next.",
   ].join("\n");
 }
 

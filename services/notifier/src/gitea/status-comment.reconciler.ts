@@ -43,7 +43,8 @@ async function factsOf(deps: StatusCommentDeps, task: Task): Promise<StatusFacts
   return {
     ...(index >= 0 ? { position: index + 1 } : {}),
     ...(started ? { startedAt: started.createdAt } : {}),
-    ...(latest ? { stage: latest.agent } : {}),
+    // The round of the agent's own run: between a rejecting review and the next dev run the task is a round ahead.
+    ...(latest ? { stage: latest.agent, stageRound: latest.round ?? task.round } : {}),
     tokens: (s.tokensInput ?? 0) + (s.tokensOutput ?? 0) + (s.tokensReasoning ?? 0),
     costUsd: s.cost ?? 0,
     now: new Date(),

@@ -15,8 +15,10 @@ export interface StatusFacts {
   position?: number;
   /** When the command started running. */
   startedAt?: Date;
-  /** The agent working now, e.g. `planner`, `reviewer`. */
+  /** The agent working now (or last), e.g. `planner`, `reviewer`. */
   stage?: string;
+  /** The round that agent's run belongs to (default: the task's). */
+  stageRound?: number;
   tokens: number;
   costUsd: number;
   now: Date;
@@ -29,9 +31,12 @@ const HEADLINE: Record<string, string> = {
   paused: "⏸️ paused — it has spent its budget",
   succeeded: "✅ done",
   failed: "❌ failed",
+  timeout: "⏱️ timed out",
   rejected: "🚫 rejected",
   cancelled: "⏹️ cancelled",
 };
+
+const stageRound = (task: Task, facts: StatusFacts) => facts.stageRound ?? task.round;
 
 function duration(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
@@ -54,6 +59,16 @@ function pausedLines(task: Task, facts: StatusFacts): string[] {
   ];
 }
 
+/** P4: where the work so far is, and how to go on with it. */
+function timeoutLines(task: Task): string[] {
+  return [
+    ...(task.failureReason ? ["", task.failureReason] : []),
+    ...(task.branch ? ["", `**Branch:** \`${task.branch}\` (the work so far is pushed)`] : []),
+    "",
+    "`/agent continue` puts it back in line; the agent then goes on in its own session where it stopped.",
+  ];
+}
+
 /** The whole status comment of one command, Markdown with the hidden marker first. Pure. */
 export function renderStatusComment(task: Task, facts: StatusFacts): string {
   const command = task.commandKind ? `/agent ${task.commandKind}` : "/agent";
@@ -69,7 +84,7 @@ export function renderStatusComment(task: Task, facts: StatusFacts): string {
   if (task.status === "running") {
     if (facts.stage)
       lines.push(
-        `**Stage:** ${facts.stage}${task.round > 0 ? `, round ${task.round} of ${task.maxRounds}` : ""}`,
+        `**Stage:** ${facts.stage}${stageRound(task, facts) > 0 ? `, round ${stageRound(task, facts)} of ${task.maxRounds}` : ""}`,
       );
     if (facts.startedAt)
       lines.push(`**Elapsed:** ${duration(facts.now.getTime() - facts.startedAt.getTime())}`);
@@ -85,6 +100,7 @@ export function renderStatusComment(task: Task, facts: StatusFacts): string {
     }
   }
   if (task.status === "paused") lines.push(...pausedLines(task, facts));
+  if (task.status === "timeout") lines.push(...timeoutLines(task));
   if (task.status === "rejected" || task.status === "failed" || task.status === "cancelled") {
     if (task.failureReason) lines.push("", task.failureReason);
   }
@@ -92,7 +108,7 @@ export function renderStatusComment(task: Task, facts: StatusFacts): string {
     lines.push("", task.resultText);
   if (task.prUrl) lines.push("", `**Pull request:** ${task.prUrl}`);
   if (task.branch && task.status === "succeeded") lines.push(`**Branch:** \`${task.branch}\``);
-  if (task.status === "succeeded" || task.status === "failed" || task.status === "cancelled") {
+  if (task.status === "succeeded" || task.status === "failed" || task.status === "cancelled" || task.status === "timeout") {
     if (facts.tokens > 0 || facts.costUsd > 0) lines.push("", `**Cost:** ${usage(facts)}`);
     if (facts.startedAt && task.finishedAt)
       lines.push(`**Took:** ${duration(task.finishedAt.getTime() - facts.startedAt.getTime())}`);

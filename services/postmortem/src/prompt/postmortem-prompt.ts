@@ -20,7 +20,7 @@ export function buildPostmortemPrompt(input: PostmortemPromptInput): string {
   const t = input.task;
   const how =
     input.cause === "timeout"
-      ? `It timed out (an agent run made no progress or ran too long). Its work so far is pushed and /continue ${input.taskId} resumes the same session.`
+      ? `It timed out (an agent run made no progress or ran too long). Its work so far is pushed and ${input.door === "gitea" ? "`/agent continue` on its issue or pull request" : `/continue ${input.taskId}`} resumes the same session.`
       : input.door === "gitea"
         ? "It failed. Commenting the command again on its issue or pull request runs it again."
         : `It failed. /retry ${input.taskId} runs it again from the first round.`;

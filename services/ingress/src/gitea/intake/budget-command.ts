@@ -22,20 +22,32 @@ async function apply(deps: IntakeDeps, paused: Task, event: TaskEvent, failureRe
 }
 
 const NOTHING_PAUSED = "Nothing here waits on its budget: no command is paused.";
+const NOTHING_TO_CONTINUE = "Nothing here to continue: no command is paused by its budget or timed out.";
+
+/**
+ * P4: the newest timed-out command of the issue/PR goes back into its line and, when its turn
+ * comes, its dev agent resumes the session that timed out.
+ */
+async function continueTimedOut(deps: IntakeDeps, answer: Task): Promise<string> {
+  const timedOut = await deps.repos.tasks.findNewestInTarget(answer.targetKey ?? "", "timeout", answer.id);
+  if (!timedOut || !(await apply(deps, timedOut, { type: "user.continued" }))) return NOTHING_TO_CONTINUE;
+  return `Continued \`${timedOut.commandKind}\` (#${timedOut.id}), which timed out: it goes on in its own session when its turn comes.`;
+}
 
 /**
  * `/agent continue [+USD]`: the paused command gets a budget of what it has spent plus the given
  * amount (or TASK_BUDGET_USD, or its own budget again) and goes on where it stopped — a dev run
- * in its own session. Returns what the answering command's status comment says.
+ * in its own session. Without a paused command, the newest timed-out one goes on. Returns what
+ * the answering command's status comment says.
  */
 export async function continueCommand(deps: IntakeDeps, answer: Task): Promise<string> {
   const amount = parseBudgetIncrement(answer.commandMessage ?? "");
   if (!amount.ok) return `\`${amount.given}\` is not an amount: give dollars, e.g. \`/agent continue +2\`.`;
   const paused = await pausedCommand(deps, answer);
-  if (!paused) return NOTHING_PAUSED;
+  if (!paused) return continueTimedOut(deps, answer);
   const { costUsd } = await deps.repos.traces.tracesSummary(paused.id);
   const budgetUsd = extendedBudgetUsd(costUsd, amount.usd ?? deps.budgetUsd ?? paused.budgetUsd ?? 0);
-  if (!(await apply(deps, paused, { type: "user.budget-extended", budgetUsd }))) return NOTHING_PAUSED;
+  if (!(await apply(deps, paused, { type: "user.budget-extended", budgetUsd }))) return NOTHING_TO_CONTINUE;
   return `Continued \`${paused.commandKind}\` (#${paused.id}) with a budget of ${usd(budgetUsd)}; it had spent ${usd(costUsd)}.`;
 }
 
