@@ -25,7 +25,7 @@ if (process.env.RATATOSKR_DEMO === "true" || !hasFrontDoor) {
     stderr: process.stderr,
     exit: (code) => process.exit(code),
     signals,
-  });
+  }, process.argv[2]);
 } else {
   const [{ runServiceMain }, { ALL_SERVICES }] = await Promise.all([
     import("@ratatoskr/service-host"),

@@ -1,6 +1,7 @@
 import { onStopSignals } from "@ratatoskr/runtime/stop-signals";
 import { startupFailureMessage } from "@ratatoskr/service-host";
 import { runDemo } from "./demo.ts";
+import { runGiteaDemo } from "./demo-gitea.ts";
 import { demoStyle, useColour } from "./demo-style.ts";
 import { DemoStopped } from "./demo-teardown.ts";
 
@@ -12,6 +13,10 @@ export interface DemoCliIo {
   exit(code: number): void;
   signals: { on(signal: NodeJS.Signals, listener: () => void): unknown };
 }
+
+/** `pnpm demo` plays the Telegram door; `pnpm demo gitea` the Gitea door. */
+export const DEMO_DOORS = ["telegram", "gitea"] as const;
+export type DemoDoorName = (typeof DEMO_DOORS)[number];
 
 /**
  * Writes that never throw: once the terminal is closed (SIGHUP) every write fails with EIO or
@@ -31,14 +36,18 @@ function tolerant(out: Output): (text: string) => void {
 }
 
 /**
- * `pnpm demo`: runs the demo until Ctrl-C (or SIGTERM/SIGHUP), at any moment — starting, mid
+ * `pnpm demo [gitea]`: runs the demo until Ctrl-C (or SIGTERM/SIGHUP), at any moment — starting, mid
  * conversation or idle. One signal stops it: everything started is stopped, the temporary
  * directories, the run's schema and queues are removed, and it exits 0 with one line saying so
  * (1 if something could not be stopped). A second signal (a second later or more; sooner it is the
  * same Ctrl-C forwarded by pnpm) exits 1 at once (opencode's watchdog
  * still removes opencode). A start-up problem (Postgres, Redis, a busy port) is one line, exit 1.
  */
-export async function runDemoCli(env: NodeJS.ProcessEnv, io: DemoCliIo): Promise<void> {
+export async function runDemoCli(env: NodeJS.ProcessEnv, io: DemoCliIo, door: string = "telegram"): Promise<void> {
+  if (!(DEMO_DOORS as readonly string[]).includes(door)) {
+    tolerant(io.stderr)(`unknown demo "${door}": \`pnpm demo\` plays the Telegram door, \`pnpm demo gitea\` the Gitea door\n`);
+    return io.exit(2);
+  }
   const style = demoStyle(useColour(io.stdout.isTTY === true, env));
   const write = tolerant(io.stdout);
   const writeError = tolerant(io.stderr);
@@ -61,7 +70,8 @@ export async function runDemoCli(env: NodeJS.ProcessEnv, io: DemoCliIo): Promise
     io.exit(clean ? 0 : 1);
   };
   try {
-    const demo = await runDemo(env, print, { signal: controller.signal, style });
+    const play = door === "gitea" ? runGiteaDemo : runDemo;
+    const demo = await play(env, print, { signal: controller.signal, style });
     if (!controller.signal.aborted)
       await new Promise((resolve) => controller.signal.addEventListener("abort", resolve, { once: true }));
     stopped(await demo.stop());

@@ -3,7 +3,7 @@ import { reply, type ScriptedModel } from "@ratatoskr/testkit";
 /** The agents' system prompts start with these lines (agents/*.md). */
 const ANALYST = "You are the analyst of Ratatoskr";
 const DEV = "You are the developer agent of Ratatoskr";
-const REVIEWER = "You are the reviewer agent of Ratatoskr";
+export const REVIEWER = "You are the reviewer agent of Ratatoskr";
 
 /** The draft's title: the dev and review prompts carry it, so the rules below find their round. */
 export const DEMO_TITLE = "Add a /health endpoint";
@@ -33,9 +33,8 @@ const ROUND_2_HEALTH = [
 const SERVER = "demo/hello/server.js";
 
 /**
- * What the scripted model answers in the demo. Rules are tried in order, so the one for the
- * person's answer (whose prompt also contains the original request) comes first; dev and review
- * rules are told apart by the round their prompt names.
+ * What the scripted model answers in the Telegram demo. Rules are tried in order, so the one for
+ * the person's answer (whose prompt also contains the original request) comes first.
  */
 export function scriptDemoModel(model: ScriptedModel): void {
   model.addRule({
@@ -65,6 +64,15 @@ export function scriptDemoModel(model: ScriptedModel): void {
     ],
   });
 
+  scriptDevAndReview(model);
+}
+
+/**
+ * The pipeline's part, the same behind both doors: dev adds /health in plain text, the reviewer
+ * asks for JSON, dev fixes it, the review passes. Dev and review rules are told apart by the
+ * round their prompt names.
+ */
+export function scriptDevAndReview(model: ScriptedModel): void {
   model.addRule({
     name: "dev round 1 reads server.js and adds /health (in plain text)",
     match: { systemIncludes: DEV, promptIncludes: `round 1 of at most` },

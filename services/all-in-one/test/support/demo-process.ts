@@ -14,11 +14,11 @@ export interface DemoProcess {
   waitFor(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
 }
 
-/** `pnpm demo`'s process (node directly, no pnpm in between), stdout and stderr piped. */
-export function startDemoProcess(env: NodeJS.ProcessEnv): DemoProcess {
+/** `pnpm demo [args]`'s process (node directly, no pnpm in between), stdout and stderr piped. */
+export function startDemoProcess(env: NodeJS.ProcessEnv, args: readonly string[] = []): DemoProcess {
   const child = spawn(
     process.execPath,
-    ["--conditions=ratatoskr-source", "--import", "tsx", "services/all-in-one/src/main.ts"],
+    ["--conditions=ratatoskr-source", "--import", "tsx", "services/all-in-one/src/main.ts", ...args],
     {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, RATATOSKR_DEMO: "true", HTTP_PORT: "0", ...env },
