@@ -175,4 +175,51 @@ describe("task budget", () => {
     expect(traces.reduce((usd, t) => usd + t.cost, 0)).toBeCloseTo(expected, 9);
     expect((await h.task(taskId)).status).toBe("success");
   }, 240_000);
+
+  it("a review that passes the budget while it runs is stopped, and Continue runs it again in its own session", async () => {
+    const chat = CHATS[8]!;
+    const repo = "acme/live-review";
+    // Reading it puts ~13k tokens or more into each of the reviewer's next requests (about $0.0013 at the scripted price).
+    await h.repo(repo, { "README.md": "# review\n", "big.txt": `${"0123456789abcdef".repeat(6)}\n`.repeat(2_000) });
+    const title = "Review while spending";
+    h.model.addRule({
+      match: { systemIncludes: DEV, promptIncludes: title },
+      reply: [reply.write(`${repo}/small.txt`, "small\n"), reply.json({ summary: "added small.txt", done: true })],
+    });
+    h.model.addRule({
+      match: { systemIncludes: REVIEWER, promptIncludes: title },
+      reply: [
+        reply.read(`${repo}/big.txt`),
+        // A step's spend is known when it ends: these carry the big read past the budget.
+        reply.read(`${repo}/README.md`),
+        reply.read(`${repo}/README.md`),
+        reply.json({ passed: true, summary: "never sent", findings: [] }, { delayMs: 30_000 }),
+        // Continue sends the review prompt again into the same session: it answers now.
+        reply.json({ passed: true, summary: "fine", findings: [] }),
+      ],
+    });
+    // Above the dev round's two requests (about $0.0007), below them plus the reviewer's big read.
+    const budgetUsd = 0.002;
+    const taskId = await h.approvedTask(chat, { title, repos: [repo], budgetUsd });
+
+    await h.waitForText(chat, "is paused", 90_000).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${h.logs()}`);
+    });
+    expect(await h.task(taskId)).toMatchObject({ status: "paused", pausedStep: "review" });
+    const stopped = (await h.traces(taskId)).at(-1)!;
+    expect(stopped).toMatchObject({ agent: "reviewer", outcome: "cancelled" });
+    // Stopped before its verdict: the delayed answer was cut off or never asked for.
+    const answered = h.model.requests.filter((r) => r.sessionId === stopped.sessionId && r.turnIndex === 3 && !r.aborted);
+    expect(answered).toEqual([]);
+
+    const notice = h.telegram.sent(chat).find((r) => r.kind === "sent" && r.plainText.includes("is paused"))!;
+    h.telegram.pressButton(chat, notice.messageId, formatCallbackData({ action: "more-budget", taskId }));
+    await h.waitForText(chat, "is done", 90_000).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${h.logs()}`);
+    });
+    const traces = await h.traces(taskId);
+    expect(traces.map((t) => t.agent)).toEqual(["dev", "reviewer", "reviewer"]);
+    // The review went on in the session the budget stopped, which holds what it had read.
+    expect(traces[2]!.sessionId).toBe(stopped.sessionId);
+  }, 240_000);
 });

@@ -21,3 +21,4 @@ export * from "./service/agent-step-wiring.ts";
 export * from "./run/step-job.ts";
 export * from "./run/watched-run.ts";
 export * from "./run/spend-watch.ts";
+export * from "./run/step-session.ts";

@@ -1,10 +1,20 @@
 import { formatFinding, isBlockingFinding, reviewVerdictSchema, withCause, type ReviewJob, type ReviewVerdict, type TaskEvent } from "@ratatoskr/contracts";
-import type { ApplyTransitionOptions, Task } from "@ratatoskr/db";
+import { budgetStanding, type ApplyTransitionOptions, type Task } from "@ratatoskr/db";
 import { readOnlyBreachReason, watchTrees } from "@ratatoskr/git";
 import { runCommandJob, visibleText, type HeartbeatRedis } from "@ratatoskr/gitea";
 import { VerdictValidationError, type AgentRunResult } from "@ratatoskr/opencode";
-import { loadStepTask, overBudgetRefusal, reportUnlessMovedOn, resumeOptions, runWhileTaskRuns, settleDeadRuns, type StoredEvent } from "@ratatoskr/pipeline";
-import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
+import {
+  loadStepTask,
+  overBudgetRefusal,
+  reportUnlessMovedOn,
+  resumeOptions,
+  runWhileTaskRuns,
+  settleDeadRuns,
+  stepSessionToResume,
+  type RunBudget,
+  type StoredEvent,
+} from "@ratatoskr/pipeline";
+import { createJobProgress, skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import { z } from "zod";
 import { REVIEWER_AGENT, REVIEWER_POLICY, reviewOutcome, type ReviewHandlerDeps } from "../handlers/review.handler.ts";
 import { buildReviewPrompt } from "../prompt/review-prompt.ts";
@@ -101,15 +111,23 @@ async function review(deps: GiteaReviewDeps, data: ReviewJob, ctx: Ctx, task: Ta
     });
   }
   const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
-  const dead = await settleDeadRuns(traced, task.id, REVIEWER_AGENT);
-  const latest = !dead.resumeSessionId && origin ? await deps.repos.traces.findLatest(origin, REVIEWER_AGENT) : null;
-  const resume = dead.resumeSessionId ? resumeOptions(dead.resumeSessionId, dead.resumeServerUrl) : resumeOptions(latest?.sessionId, latest?.serverUrl);
+  // Its own session when a dead attempt or the budget stopped it; else a PR iterate's implement review.
+  const own = await stepSessionToResume(traced, task.id, REVIEWER_AGENT, data.round);
+  const latest = !own.sessionId && origin ? await deps.repos.traces.findLatest(origin, REVIEWER_AGENT) : null;
+  const resume = own.sessionId ? own : resumeOptions(latest?.sessionId, latest?.serverUrl);
+  // P5 during a code review too: its live spend is watched.
+  const budget = planning ? undefined : await budgetStanding(deps.repos, task.id);
+  const run = { task, workTaskId, round: data.round, prompt, budget };
   const trees = await watchTrees(deps.git, [ws]);
-  let result = await runReviewer(deps, ctx, task, workTaskId, data.round, prompt, resume);
+  let result = await runReviewer(deps, ctx, run, resume);
   if (result === "stopped") return skipped("command stopped during the review");
   if (result.outcome === "failed" && result.error instanceof VerdictValidationError) {
-    result = await runReviewer(deps, ctx, task, workTaskId, data.round, prompt, resumeOptions(result.sessionId, result.serverUrl));
+    result = await runReviewer(deps, ctx, run, resumeOptions(result.sessionId, result.serverUrl));
     if (result === "stopped") return skipped("command stopped during the review");
+  }
+  if (result.overBudget) {
+    await report({ type: "budget.exceeded", ...result.overBudget, step: "review" });
+    return { status: "paused", round: data.round };
   }
   const touched = await trees.changed();
   if (touched.length > 0) {
@@ -134,17 +152,24 @@ async function review(deps: GiteaReviewDeps, data: ReviewJob, ctx: Ctx, task: Ta
   return { status: "rejected", round: data.round, findings: outcome.findings.length };
 }
 
+interface ReviewRun {
+  task: Task;
+  workTaskId: number;
+  round: number;
+  prompt: string;
+  budget: RunBudget | undefined;
+}
+
 async function runReviewer(
   deps: GiteaReviewDeps,
   ctx: Ctx,
-  task: Task,
-  workTaskId: number,
-  round: number,
-  prompt: string,
+  { task, workTaskId, round, prompt, budget }: ReviewRun,
   resume: { sessionId?: string; serverUrl?: string },
-): Promise<AgentRunResult<ReviewVerdict> | "stopped"> {
-  const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger, statusPollMs: deps.statusPollMs };
-  const { stoppedBy, result } = await runWhileTaskRuns(traced, {
+): Promise<(AgentRunResult<ReviewVerdict> & { overBudget?: RunBudget }) | "stopped"> {
+  // Live progress for Bull Board, and the samples the budget watches the run's spend by.
+  const progress = createJobProgress(ctx.job, { stage: "reviewer agent", round }, ctx.logger);
+  const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger, statusPollMs: deps.statusPollMs, progress };
+  const { stoppedBy, result, overBudget } = await runWhileTaskRuns(traced, {
     taskId: task.id,
     round,
     storeOnTask: true,
@@ -160,6 +185,8 @@ async function runReviewer(
       hardTimeoutMs: deps.hardTimeoutMs,
       ...resume,
     },
+    budget,
   });
-  return stoppedBy ? "stopped" : result;
+  if (stoppedBy) return "stopped";
+  return overBudget ? { ...result, overBudget } : result;
 }

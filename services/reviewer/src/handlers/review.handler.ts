@@ -7,7 +7,7 @@ import {
   type ReviewVerdict,
   type TaskEvent,
 } from "@ratatoskr/contracts";
-import type { Repositories, Task } from "@ratatoskr/db";
+import { budgetStanding, type Repositories, type Task } from "@ratatoskr/db";
 import { readOnlyBreachReason, watchTrees, type GitWorkspaces } from "@ratatoskr/git";
 import { VerdictValidationError, type AgentPolicy, type AgentRunResult, type OpencodeClient } from "@ratatoskr/opencode";
 import {
@@ -18,10 +18,12 @@ import {
   overBudgetRefusal,
   prepareTaskWorkspaces,
   reportUnlessMovedOn,
-  runWhileTaskRuns,
   resumeOptions,
-  settleDeadRuns,
+  stepSessionToResume,
+  runWhileTaskRuns,
   taskBranch,
+  type RunBudget,
+  type StepSessionDeps,
   type TransitionFn,
   type WatchedRunDeps,
 } from "@ratatoskr/pipeline";
@@ -87,7 +89,7 @@ export function createReviewHandler(deps: ReviewHandlerDeps): JobHandler<"review
 }
 
 class Review {
-  private readonly traced: WatchedRunDeps;
+  private readonly traced: WatchedRunDeps & StepSessionDeps;
 
   constructor(
     private readonly deps: ReviewHandlerDeps,
@@ -126,14 +128,20 @@ class Review {
       diff,
       maxDiffChars: this.deps.maxDiffChars,
     });
-    const { resumeSessionId, resumeServerUrl } = await settleDeadRuns(this.traced, task.id, REVIEWER_AGENT);
+    const resume = await stepSessionToResume(this.traced, task.id, REVIEWER_AGENT, this.data.round);
+    const budget = await budgetStanding(this.deps.repos, task.id);
     const trees = await watchTrees(this.deps.git, workspaces);
-    let result = await this.runAgent(task, prompt, resumeOptions(resumeSessionId, resumeServerUrl));
+    let result = await this.runAgent(task, prompt, resume, budget);
     if (result === "stopped") return skipped("task stopped during the review");
     if (result.outcome === "failed" && result.error instanceof VerdictValidationError) {
       this.ctx.logger.warn({ sessionId: result.sessionId, error: result.error.message }, "verdict unreadable after repair; one more run");
-      result = await this.runAgent(task, prompt, resumeOptions(result.sessionId, result.serverUrl));
+      result = await this.runAgent(task, prompt, resumeOptions(result.sessionId, result.serverUrl), budget);
       if (result === "stopped") return skipped("task stopped during the review");
+    }
+    if (result.overBudget) {
+      // P5 during the review: the task pauses, and Continue runs this round's review again in its session.
+      await this.report({ type: "budget.exceeded", ...result.overBudget, step: "review" });
+      return { status: "paused", round: this.data.round };
     }
     const touched = await trees.changed();
     if (touched.length > 0) {
@@ -147,8 +155,9 @@ class Review {
     task: Task,
     prompt: string,
     resume: { sessionId?: string; serverUrl?: string },
-  ): Promise<AgentRunResult<ReviewVerdict> | "stopped"> {
-    const { stoppedBy, result } = await runWhileTaskRuns(this.traced, {
+    budget: RunBudget | undefined,
+  ): Promise<(AgentRunResult<ReviewVerdict> & { overBudget?: RunBudget }) | "stopped"> {
+    const { stoppedBy, result, overBudget } = await runWhileTaskRuns(this.traced, {
       taskId: task.id,
       round: this.data.round,
       storeOnTask: true,
@@ -164,8 +173,10 @@ class Review {
         hardTimeoutMs: this.deps.hardTimeoutMs,
         ...resume,
       },
+      budget,
     });
-    return stoppedBy ? "stopped" : result;
+    if (stoppedBy) return "stopped";
+    return overBudget ? { ...result, overBudget } : result;
   }
 
   private async settle(task: Task, result: AgentRunResult<ReviewVerdict>, commit: string | undefined): Promise<unknown> {
