@@ -12,6 +12,10 @@ export const reply = {
     toolCalls: [{ name, args }],
     ...timing,
   }),
+  /** opencode's `read` tool (1.18: `path`, not `filePath`; a wrong key is an error the model reads). */
+  read: (path: string, range: { offset?: number; limit?: number } = {}): ScriptTurn => ({
+    toolCalls: [{ name: "read", args: { path, ...range } }],
+  }),
   /** opencode's `write` tool: `path` is relative to the session's directory. */
   write: (path: string, content: string): ScriptTurn => ({ toolCalls: [{ name: "write", args: { path, content } }] }),
   edit: (path: string, oldString: string, newString: string): ScriptTurn => ({

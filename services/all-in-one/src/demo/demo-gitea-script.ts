@@ -20,7 +20,7 @@ export function scriptGiteaDemoModel(model: ScriptedModel): void {
   model.addRule({
     name: "planner writes the plan of the issue",
     match: { systemIncludes: PLANNER, promptIncludes: "`/agent plan`" },
-    reply: [reply.tool("read", { filePath: "demo/hello/server.js" }), reply.json({ plan: PLAN, reply: "Here is the plan." })],
+    reply: [reply.read("demo/hello/server.js"), reply.json({ plan: PLAN, reply: "Here is the plan." })],
   });
   model.addRule({
     name: "reviewer passes the plan",

@@ -77,7 +77,7 @@ export function scriptDevAndReview(model: ScriptedModel): void {
     name: "dev round 1 reads server.js and adds /health (in plain text)",
     match: { systemIncludes: DEV, promptIncludes: `round 1 of at most` },
     reply: [
-      reply.tool("read", { filePath: SERVER }),
+      reply.read(SERVER),
       reply.write(SERVER, ROUND_1_SERVER),
       reply.json({ summary: "server.js answers GET /health", testsRun: "none", done: true }),
     ],
@@ -104,7 +104,7 @@ export function scriptDevAndReview(model: ScriptedModel): void {
     name: "dev round 2 edits server.js to answer JSON",
     match: { systemIncludes: DEV, promptIncludes: `round 2 of at most` },
     reply: [
-      reply.tool("read", { filePath: SERVER }),
+      reply.read(SERVER),
       reply.edit(SERVER, '    if (req.url === "/health") return res.end("ok");', ROUND_2_HEALTH),
       reply.json({ summary: "/health answers JSON with its content type", testsRun: "none", done: true }),
     ],
