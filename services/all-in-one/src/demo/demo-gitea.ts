@@ -4,13 +4,14 @@ import { stamp } from "./demo-conversation.ts";
 import { scriptGiteaDemoModel } from "./demo-gitea-script.ts";
 import { playGiteaDemo } from "./demo-gitea-play.ts";
 import { HELLO_SERVER } from "./demo-script.ts";
-import { BOARD_PASSWORD, startDemoStack, type DemoOptions } from "./demo-stack.ts";
+import { BOARD_PASSWORD, startDemoStack, type DemoOptions, type DemoRun } from "./demo-stack.ts";
 
 const REPO = "demo/hello";
 const PERSON = "alice";
 const WEBHOOK_SECRET = "demo-webhook-secret";
 
-export interface RunningGiteaDemo {
+/** `bareRepo`: the fake Gitea's repository of `demo/hello`. */
+export interface RunningGiteaDemo extends DemoRun {
   issue: number;
   /** The `/agent implement` command. */
   taskId: number;
@@ -18,13 +19,6 @@ export interface RunningGiteaDemo {
   succeeded: boolean;
   prUrl: string | null;
   branch: string | null;
-  /** The fake Gitea's bare repository of `demo/hello` (removed on stop). */
-  bareRepo: string;
-  schema: string;
-  prefix: string;
-  root: string;
-  /** Stops everything, removes the temp directories, the run's schema and its queues; true when clean. */
-  stop(): Promise<boolean>;
 }
 
 /**

@@ -24,6 +24,18 @@ export interface DemoOptions {
   style?: DemoStyle;
 }
 
+/** What every demo run returns, beside its door's outcome. */
+export interface DemoRun {
+  /** The bare repository standing in for the git host (removed on stop). */
+  bareRepo: string;
+  schema: string;
+  prefix: string;
+  /** The run's temporary directory (removed on stop). */
+  root: string;
+  /** Stops everything, removes the temp directories, the run's schema and its queues; true when clean. */
+  stop(): Promise<boolean>;
+}
+
 /** What a door's demo adds to the stack: its fakes (owned by the teardown) and the services' env for them. */
 export interface DemoDoor<Fakes> {
   /** Starts the door's fakes in the run's directory, with the env that points the services at them. */

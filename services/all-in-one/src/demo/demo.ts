@@ -3,26 +3,18 @@ import { FakeTelegram } from "@ratatoskr/testkit";
 import { playDemoConversation, stamp } from "./demo-conversation.ts";
 import { branchLogStat, createDemoGitRoot } from "./demo-git.ts";
 import { scriptDemoModel } from "./demo-script.ts";
-import { BOARD_PASSWORD, startDemoStack, type DemoOptions } from "./demo-stack.ts";
+import { BOARD_PASSWORD, startDemoStack, type DemoOptions, type DemoRun } from "./demo-stack.ts";
 
 export type { DemoOptions } from "./demo-stack.ts";
 
 const DEMO_CHAT_ID = 1001;
 
-export interface RunningDemo {
+export interface RunningDemo extends DemoRun {
   taskId: number;
   /** True when the task ended in success with its branch pushed. */
   succeeded: boolean;
   /** The task branch on the local repository, once pushed. */
   branch: string | null;
-  /** The bare repository standing in for the git host (removed on stop). */
-  bareRepo: string;
-  schema: string;
-  prefix: string;
-  /** The run's temporary directory (removed on stop). */
-  root: string;
-  /** Stops everything, removes the temp directories, the run's schema and its queues; true when clean. */
-  stop(): Promise<boolean>;
 }
 
 /**
