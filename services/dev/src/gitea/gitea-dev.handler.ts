@@ -58,9 +58,10 @@ function originOf(task: Task): number | undefined {
  * The `dev` queue for Gitea commands (G3): `implement` and its revise rounds, `fix` (one shot,
  * one commit), and an agent PR's `iterate` (resumes the PR's dev session). The work is committed
  * as `agent: <title>` and pushed without force when the agent finished, timed out (P4) or passed
- * the budget (P5); a cancelled run leaves it unpushed (G7). One job runs one agent turn once: a job that comes back (its process
- * died) goes on from a run its dead attempt finished — its answer reused, its work committed or
- * found already pushed — and otherwise fails the command instead of replaying the turn (G6).
+ * the budget (P5); a cancelled run leaves it unpushed (G7). One job runs one agent turn once: a
+ * job that comes back (its process died) goes on from a run its dead attempt finished — its
+ * answer reused, its work committed or found already pushed — and otherwise fails the command
+ * instead of replaying the turn (G6).
  */
 export function createGiteaDevHandler(deps: GiteaDevDeps): JobHandler<"dev"> {
   return async (data, ctx) => {

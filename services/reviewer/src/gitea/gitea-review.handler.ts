@@ -125,14 +125,14 @@ async function review(deps: GiteaReviewDeps, data: ReviewJob, ctx: Ctx, task: Ta
     result = await runReviewer(deps, ctx, run, resumeOptions(result.sessionId, result.serverUrl));
     if (result === "stopped") return skipped("command stopped during the review");
   }
-  if (result.overBudget) {
-    await report({ type: "budget.exceeded", ...result.overBudget, step: "review" });
-    return { status: "paused", round: data.round };
-  }
   const touched = await trees.changed();
   if (touched.length > 0) {
     await report({ type: "command.failed", reason: "review" }, { failureReason: readOnlyBreachReason(REVIEWER_AGENT, touched) });
     return { status: "failed", reason: "read-only-breach" };
+  }
+  if (result.overBudget) {
+    await report({ type: "budget.exceeded", ...result.overBudget, step: "review" });
+    return { status: "paused", round: data.round };
   }
   if (result.outcome !== "ok" || !result.verdict) {
     const why = result.error instanceof VerdictValidationError ? "the reviewer's verdict stayed unreadable after a repair and a retry" : `the review ended ${result.outcome}`;

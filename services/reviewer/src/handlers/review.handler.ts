@@ -138,15 +138,15 @@ class Review {
       result = await this.runAgent(task, prompt, resumeOptions(result.sessionId, result.serverUrl), budget);
       if (result === "stopped") return skipped("task stopped during the review");
     }
-    if (result.overBudget) {
-      // P5 during the review: the task pauses, and Continue runs this round's review again in its session.
-      await this.report({ type: "budget.exceeded", ...result.overBudget, step: "review" });
-      return { status: "paused", round: this.data.round };
-    }
     const touched = await trees.changed();
     if (touched.length > 0) {
       await this.report({ type: "run.failed", reason: readOnlyBreachReason(REVIEWER_AGENT, touched) });
       return { status: "failed", reason: "read-only-breach" };
+    }
+    if (result.overBudget) {
+      // P5 during the review: the task pauses, and Continue runs this round's review again in its session.
+      await this.report({ type: "budget.exceeded", ...result.overBudget, step: "review" });
+      return { status: "paused", round: this.data.round };
     }
     return this.settle(task, result, commit);
   }
