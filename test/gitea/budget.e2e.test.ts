@@ -61,7 +61,7 @@ describe("a Gitea command's budget", () => {
 
     const more = await h.command(issue, "/agent continue +1");
     await h.waitForStatusComment(issue, more.id, [`Continued \`implement\` (#${task.id}) with a budget of $1.00`]);
-    const done = await h.waitForStatus(task.id, "succeeded");
+    const done = await h.waitForStatus(task.id, "success");
     expect(done.budgetUsd).toBeCloseTo(1, 2);
     expect(await files(branch)).toEqual(expect.arrayContaining(["first.txt", "second.txt"]));
     expect(await files(branch)).not.toContain("never.txt");

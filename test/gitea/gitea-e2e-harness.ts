@@ -106,6 +106,10 @@ export class GiteaE2eHarness {
     return this.database.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
   }
 
+  traces(taskId: number) {
+    return this.database.db.prisma.agentTrace.findMany({ where: { taskId }, orderBy: [{ startedAt: "asc" }, { id: "asc" }] });
+  }
+
   async waitForStatus(taskId: number, status: string, timeoutMs = 90_000) {
     return vi
       .waitFor(

@@ -63,7 +63,7 @@ describe("commands of one issue, in order", () => {
     await h.waitForStatus(plan.id, "running");
     await h.waitForStatusComment(cart, implement.id, ["🕒 queued — position 3"]);
     const status = await h.command(cart, "/agent status");
-    const listing = (await h.waitForStatus(status.id, "succeeded")).resultText ?? "";
+    const listing = (await h.waitForStatus(status.id, "success")).resultText ?? "";
     expect(listing).toContain(`▶ running: \`plan\` (#${plan.id})`);
     expect(listing).toContain(`1. waiting: \`discuss\` (#${discuss.id})`);
     expect(listing).toContain(`3. waiting: \`implement\` (#${implement.id})`);
@@ -73,8 +73,8 @@ describe("commands of one issue, in order", () => {
     const first = await h.waitForStatusComment(other, elsewhere.id, ["▶️ running"]);
     h.gitea.deleteComment(REPO, first.id!);
 
-    const done = await h.waitForStatus(implement.id, "succeeded", 150_000);
-    await h.waitForStatus(elsewhere.id, "succeeded");
+    const done = await h.waitForStatus(implement.id, "success", 150_000);
+    await h.waitForStatus(elsewhere.id, "success");
     await h.waitForStatusComment(other, elsewhere.id, ["✅ done"]);
     const recreated = h.statusComments(other, elsewhere.id);
     expect(recreated).toHaveLength(1);

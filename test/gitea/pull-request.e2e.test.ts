@@ -37,7 +37,7 @@ describe("commands on pull requests", () => {
     h.gitea.injectFault({ method: "GET", path: /\/pulls$/, status: 502, times: 2 });
     h.gitea.injectFault({ method: "POST", path: /\/pulls$/, status: 503, times: 1 });
     const implement = await h.command(issue, "/agent implement");
-    const opened = await h.waitForStatus(implement.id, "succeeded");
+    const opened = await h.waitForStatus(implement.id, "success");
     expect(h.gitea.issues.pulls(h.gitea.repos.find("acme", "shop")!).filter((p) => p.head?.ref === opened.branch)).toHaveLength(1);
     expect(h.gitea.requests.filter((r) => r.method === "POST" && r.path.endsWith("/pulls"))).toHaveLength(2);
     const pullNumber = Number(/\/pulls\/(\d+)$/.exec(opened.prUrl ?? "")?.[1]);
@@ -50,7 +50,7 @@ describe("commands on pull requests", () => {
     });
     h.model.addRule({ match: { systemIncludes: REVIEWER, promptIncludes: "add tea too" }, reply: [pass()] });
     const iterate = await h.command(pullNumber, "/agent iterate add tea too");
-    const done = await h.waitForStatus(iterate.id, "succeeded");
+    const done = await h.waitForStatus(iterate.id, "success");
     expect(done.branch).toBe(branch);
 
     // Same sessions as the implement that made the PR (G3 "resume the stored sessions").
@@ -80,7 +80,7 @@ describe("commands on pull requests", () => {
     });
     const reviewsBefore = h.model.requests.filter((r) => r.system.includes(REVIEWER)).length;
     const fix = await h.command(pull.number!, "/agent fix make it uppercase");
-    const done = await h.waitForStatus(fix.id, "succeeded");
+    const done = await h.waitForStatus(fix.id, "success");
 
     expect(await h.git(["show", "refs/heads/feature/shout:shout.txt"])).toBe("HELLO\n");
     expect((await h.git(["log", "--format=%s", `${head}..refs/heads/feature/shout`])).trim().split("\n")).toEqual(["agent: fix Shout louder"]);

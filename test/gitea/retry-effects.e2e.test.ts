@@ -30,7 +30,7 @@ async function settled(taskId: number) {
     .waitFor(
       async () => {
         const task = await h.task(taskId);
-        if (!["succeeded", "failed", "cancelled", "rejected"].includes(task.status)) throw new Error(`task ${taskId} is ${task.status}`);
+        if (!["success", "failed", "cancelled", "rejected"].includes(task.status)) throw new Error(`task ${taskId} is ${task.status}`);
         return task;
       },
       { timeout: 180_000, interval: 200 },
@@ -70,7 +70,7 @@ describe("a retry after an outside effect", () => {
 
     const done = await settled(task.id);
     expect(done.failureReason ?? "").toBe("");
-    expect(done.status).toBe("succeeded");
+    expect(done.status).toBe("success");
     expect(devCalls(title)).toHaveLength(callsBeforeKill);
     const branch = `agent/issue-${issue}-${task.id}`;
     expect(await h.git(["show", `refs/heads/${branch}:kept.txt`])).toBe("kept\n");
@@ -98,7 +98,7 @@ describe("a retry after an outside effect", () => {
 
     const done = await settled(fix.id);
     expect(done.failureReason ?? "").toBe("");
-    expect(done.status).toBe("succeeded");
+    expect(done.status).toBe("success");
     expect(devCalls("make it lowercase")).toHaveLength(callsBeforeKill);
     expect(await h.git(["show", "refs/heads/feature/calm:calm.txt"])).toBe("hello\n");
     expect((await h.git(["log", "--format=%s", `${head}..refs/heads/feature/calm`])).trim().split("\n")).toEqual(["agent: fix Calm down"]);
@@ -125,7 +125,7 @@ describe("a retry after an outside effect", () => {
 
     const done = await settled(task.id);
     expect(done.failureReason ?? "").toBe("");
-    expect(done.status).toBe("succeeded");
+    expect(done.status).toBe("success");
     const pulls = pullsFrom(branch);
     expect(pulls).toHaveLength(1);
     expect(done.prUrl).toBe(pulls[0]!.html_url);

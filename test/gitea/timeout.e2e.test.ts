@@ -48,7 +48,7 @@ describe("a Gitea command's dev timeout", () => {
 
     const more = await h.command(issue, "/agent continue");
     await h.waitForStatusComment(issue, more.id, [`Continued \`implement\` (#${task.id})`]);
-    const done = await h.waitForStatus(task.id, "succeeded");
+    const done = await h.waitForStatus(task.id, "success");
     expect(await h.git(["show", `refs/heads/${branch}:second.txt`])).toBe("second\n");
     const pull = h.gitea.issues.pulls(h.gitea.repos.find("acme", "shop")!).find((p) => p.head?.ref === branch);
     expect(pull?.body).toContain(`Closes #${issue}`);

@@ -53,7 +53,7 @@ describe("Gitea deliveries across processes", () => {
     expect(new Set([deliveries[0]!.uuid, again.uuid, ...copies.map((d) => d.uuid)]).size).toBe(52);
     expect(await commandsOf(comment.id!)).toBe(1);
     const task = await h.database.db.prisma.task.findFirstOrThrow({ where: { commentId: comment.id! } });
-    await h.waitForStatus(task.id, "succeeded");
+    await h.waitForStatus(task.id, "success");
     await h.waitForStatusComment(issue, task.id, ["✅ done", "Nothing is running or waiting here."]);
     expect(h.statusComments(issue, task.id)).toHaveLength(1);
   });
@@ -71,7 +71,7 @@ describe("Gitea deliveries across processes", () => {
       },
       { timeout: 30_000, interval: 100 },
     );
-    await h.waitForStatus(found.id, "succeeded");
+    await h.waitForStatus(found.id, "success");
     await h.waitForStatusComment(issue, found.id, ["✅ done"]);
     expect(await commandsOf(comment.id!)).toBe(1);
     expect(h.statusComments(issue, found.id)).toHaveLength(1);

@@ -155,7 +155,7 @@ describe("the budget pause on the Gitea door (one pipeline)", () => {
     const fix = gitea("paused", { pausedStep: "fix", round: 1, command: { kind: "fix", target: "pr", targetKey: "a/b#2" } });
     const resumed = reduceTask(fix, EXTENDED);
     expect(resumed.ok && jobsOf(resumed.effects)).toEqual(['dev:7-dev-4:{"v":1,"taskId":7,"kind":"fix","round":1}']);
-    const cancelled = reduceTask(gitea("paused"), { type: "command.cancelled" });
+    const cancelled = reduceTask(gitea("paused"), { type: "user.cancelled" });
     expect(cancelled.ok && cancelled.task.status).toBe("cancelled");
   });
 
@@ -163,7 +163,7 @@ describe("the budget pause on the Gitea door (one pipeline)", () => {
     const received = gitea("received", { budgetUsd: null });
     const queued = reduceTask(received, { type: "command.authorized", budgetUsd: 0.5 });
     expect(queued.ok && queued.task).toMatchObject({ status: "queued", budgetUsd: 0.5 });
-    for (const status of ["received", "queued", "paused", "succeeded", "failed", "cancelled"] as const) {
+    for (const status of ["received", "queued", "paused", "success", "failed", "cancelled"] as const) {
       expect(reduceTask(gitea(status), EXCEEDED).ok).toBe(false);
     }
   });

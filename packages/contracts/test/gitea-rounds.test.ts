@@ -40,26 +40,26 @@ describe("gitea command rounds (G3)", () => {
   });
 
   it("sends finished dev work to the reviewer, and a drafted plan to plan review, in the same round", () => {
-    expect(apply(command("implement", "issue", { round: 2 }), { type: "command.dev-finished", commit: "abc1234", summary: "s" })).toEqual({
+    expect(apply(command("implement", "issue", { round: 2 }), { type: "dev.finished", commit: "abc1234", summary: "s" })).toEqual({
       status: "running",
       round: 2,
       jobs: ['review:{"v":1,"taskId":9,"kind":"diff","round":2}'],
     });
-    expect(apply(command("iterate", "issue"), { type: "command.plan-drafted", plan: "p" }).jobs).toEqual([
+    expect(apply(command("iterate", "issue"), { type: "plan.drafted", plan: "p" }).jobs).toEqual([
       'review:{"v":1,"taskId":9,"kind":"plan","round":1}',
     ]);
-    expect(apply(command("iterate", "pr"), { type: "command.dev-finished", commit: "abc1234", summary: "s" }).jobs).toEqual([
+    expect(apply(command("iterate", "pr"), { type: "dev.finished", commit: "abc1234", summary: "s" }).jobs).toEqual([
       'review:{"v":1,"taskId":9,"kind":"diff","round":1}',
     ]);
   });
 
   it("goes back to dev (or the planner) with the next round while rounds are left", () => {
-    expect(apply(command("implement", "issue"), { type: "command.review-rejected", findings: [MAJOR] })).toEqual({
+    expect(apply(command("implement", "issue"), { type: "review.rejected", findings: [MAJOR] })).toEqual({
       status: "running",
       round: 2,
       jobs: ['dev:{"v":1,"taskId":9,"kind":"revise","round":2}'],
     });
-    expect(apply(command("plan", "issue", { maxRounds: 4 }), { type: "command.review-rejected", findings: [MAJOR] })).toEqual({
+    expect(apply(command("plan", "issue", { maxRounds: 4 }), { type: "review.rejected", findings: [MAJOR] })).toEqual({
       status: "running",
       round: 2,
       jobs: ['analyst:{"v":1,"taskId":9,"kind":"plan"}'],
@@ -67,24 +67,24 @@ describe("gitea command rounds (G3)", () => {
   });
 
   it("fails when the rounds are spent, and a PR iterate after its one round; the next command may start; a postmortem follows", () => {
-    expect(apply(command("implement", "issue", { round: 3 }), { type: "command.review-rejected", findings: [MAJOR] })).toEqual({
+    expect(apply(command("implement", "issue", { round: 3 }), { type: "review.rejected", findings: [MAJOR] })).toEqual({
       status: "failed",
       round: 3,
-      jobs: [DISPATCH, 'postmortem:{"v":1,"taskId":9,"cause":"failed"}'],
+      jobs: ['postmortem:{"v":1,"taskId":9,"cause":"failed"}', DISPATCH],
     });
-    expect(apply(command("iterate", "pr"), { type: "command.review-rejected", findings: [MAJOR] }).status).toBe("failed");
+    expect(apply(command("iterate", "pr"), { type: "review.rejected", findings: [MAJOR] }).status).toBe("failed");
   });
 
   it("publishes after a passed review or a drafted answer", () => {
-    expect(apply(command("implement", "issue"), { type: "command.review-passed", minor: [] }).jobs).toEqual([PUBLISH]);
-    expect(apply(command("discuss", "issue"), { type: "command.answer-drafted", answer: "a" }).jobs).toEqual([PUBLISH]);
+    expect(apply(command("implement", "issue"), { type: "review.passed", minor: [] }).jobs).toEqual([PUBLISH]);
+    expect(apply(command("discuss", "issue"), { type: "answer.drafted", answer: "a" }).jobs).toEqual([PUBLISH]);
   });
 
   it("times out with the work kept (P4): the line moves on and a postmortem follows", () => {
     expect(apply(command("implement", "issue", { round: 2 }), { type: "run.timed_out" })).toEqual({
       status: "timeout",
       round: 2,
-      jobs: [DISPATCH, 'postmortem:{"v":1,"taskId":9,"cause":"timeout"}'],
+      jobs: ['postmortem:{"v":1,"taskId":9,"cause":"timeout"}', DISPATCH],
     });
   });
 
@@ -115,11 +115,11 @@ describe("gitea command rounds (G3)", () => {
   });
 
   const events: GiteaEvent[] = [
-    { type: "command.dev-finished", commit: "abc1234", summary: "s" },
-    { type: "command.plan-drafted", plan: "p" },
-    { type: "command.answer-drafted", answer: "a" },
-    { type: "command.review-passed", minor: [] },
-    { type: "command.review-rejected", findings: [MAJOR] },
+    { type: "dev.finished", commit: "abc1234", summary: "s" },
+    { type: "plan.drafted", plan: "p" },
+    { type: "answer.drafted", answer: "a" },
+    { type: "review.passed", minor: [] },
+    { type: "review.rejected", findings: [MAJOR] },
   ];
   const notRunning = GITEA_STATUSES.filter((s) => s !== "running");
   it.each(notRunning.flatMap((status) => events.map((event) => [status, event.type, event] as const)))(

@@ -54,10 +54,9 @@ const GITEA_EVENTS: GiteaEvent[] = [
   { type: "command.authorized" },
   { type: "command.rejected", reason: "read-only user" },
   { type: "command.started" },
-  { type: "command.succeeded" },
-  { type: "command.failed", reason: "boom" },
-  { type: "command.cancelled" },
-  { type: "command.interrupted" },
+  { type: "run.succeeded" },
+  { type: "run.failed", reason: "boom" },
+  { type: "user.cancelled" },
 ];
 
 const jobsOf = (effects: TaskEffect[]) =>
@@ -103,12 +102,11 @@ const GITEA_LEGAL: Array<[TaskStatus, GiteaEvent["type"], TaskStatus, string[]]>
   ["received", "command.rejected", "rejected", []],
   ["queued", "command.rejected", "rejected", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
   ["queued", "command.started", "running", ['dev:{"v":1,"taskId":9,"kind":"implement","round":1}']],
-  ["running", "command.succeeded", "succeeded", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
-  ["running", "command.failed", "failed", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}', 'postmortem:{"v":1,"taskId":9,"cause":"failed"}']],
-  ["running", "command.interrupted", "failed", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}', 'postmortem:{"v":1,"taskId":9,"cause":"failed"}']],
-  ["queued", "command.cancelled", "cancelled", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
-  ["running", "command.cancelled", "cancelled", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
-  ["paused", "command.cancelled", "cancelled", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
+  ["running", "run.succeeded", "success", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
+  ["running", "run.failed", "failed", ['postmortem:{"v":1,"taskId":9,"cause":"failed"}', 'intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
+  ["queued", "user.cancelled", "cancelled", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
+  ["running", "user.cancelled", "cancelled", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
+  ["paused", "user.cancelled", "cancelled", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
 ];
 
 describe("telegram lifecycle", () => {
@@ -147,9 +145,11 @@ describe("telegram lifecycle", () => {
     expect(reason("running", { type: "user.continued" })).toBe("not-continuable");
   });
 
-  it("rejects Gitea events on a Telegram task", () => {
-    const result = reduceTask(telegramTask("running"), { type: "command.succeeded" });
-    expect(result.ok || result.refusal.reason).toBe("wrong-source");
+  it("rejects the Gitea front phase's events on a Telegram task, and the other way round", () => {
+    const started = reduceTask(telegramTask("approved"), { type: "command.started" });
+    expect(started.ok || started.refusal.reason).toBe("wrong-source");
+    const approved = reduceTask(giteaTask("running"), { type: "user.approved" });
+    expect(approved.ok || approved.refusal.reason).toBe("wrong-source");
   });
 });
 
@@ -238,7 +238,6 @@ describe("gitea lifecycle", () => {
     if (!result.ok) throw new Error(`refused: ${result.refusal.reason}`);
     expect(result.task.status).toBe(to);
     expect(jobsOf(result.effects)).toEqual(jobs);
-    expect(notesOf(result.effects)).toEqual(["command.status"]);
   });
 
   const legal = new Set(GITEA_LEGAL.map(([from, e]) => `${from}|${e}`));
@@ -259,6 +258,45 @@ describe("gitea lifecycle", () => {
     const task = giteaTask("queued", { command: { kind, target, targetKey: "acme/app#4" } });
     const result = reduceTask(task, { type: "command.started" });
     expect(result.ok && jobsOf(result.effects)).toEqual([job]);
+  });
+});
+
+describe("one pipeline phase for every door", () => {
+  const events: Array<Parameters<typeof reduceTask>[1]> = [
+    { type: "dev.finished", commit: "abc1234" },
+    { type: "review.rejected", findings: [MAJOR] },
+    { type: "run.failed", reason: "tests fail" },
+    { type: "run.timed_out", reason: "went quiet" },
+    { type: "user.cancelled" },
+    { type: "budget.exceeded", spentUsd: 2, budgetUsd: 1, step: "continue" },
+  ];
+  it.each(events)("moves a running task the same way whichever door it came through: %o", (event) => {
+    const telegram = reduceTask(telegramTask("running"), event);
+    const gitea = reduceTask(giteaTask("running", { round: 1 }), event);
+    if (!telegram.ok || !gitea.ok) throw new Error("refused");
+    expect(gitea.task.status).toBe(telegram.task.status);
+    expect(gitea.task.round).toBe(telegram.task.round);
+    expect(gitea.task.failureReason).toEqual(telegram.task.failureReason);
+    // The steps the pipeline runs next are the same; a command also frees its issue's line.
+    const pipelineJobs = (effects: TaskEffect[]) => jobsOf(effects).filter((j) => !j.startsWith("intake:")).map((j) => j.replace(/"taskId":\d+/, ""));
+    expect(pipelineJobs(gitea.effects)).toEqual(pipelineJobs(telegram.effects));
+    expect(notesOf(gitea.effects)).toEqual(notesOf(telegram.effects));
+  });
+
+  it("stores why a task failed or timed out on the task, with the findings that were left", () => {
+    const out = reduceTask(giteaTask("running", { round: 3 }), { type: "review.rejected", findings: [MAJOR, MINOR] });
+    expect(out.ok && out.task.failureReason).toBe("review still failing after 3 rounds (1 findings):\n- [major] src/a.ts:3 — greets nobody");
+    const failed = reduceTask(telegramTask("running"), { type: "run.failed", reason: "push refused" });
+    expect(failed.ok && failed.task.failureReason).toBe("push refused");
+    const timedOut = reduceTask(telegramTask("running"), { type: "run.timed_out", reason: "went quiet" });
+    expect(timedOut.ok && timedOut.task.failureReason).toBe("went quiet");
+  });
+
+  it("delivers where the door delivers: a Telegram task ends at the passed review, a command publishes first", () => {
+    const telegram = reduceTask(telegramTask("running"), { type: "review.passed", branch: "b", commit: "c" });
+    expect(telegram.ok && telegram.task.status).toBe("success");
+    const gitea = reduceTask(giteaTask("running", { round: 1 }), { type: "review.passed", minor: [] });
+    expect(gitea.ok && [gitea.task.status, jobsOf(gitea.effects)]).toEqual(["running", ['intake:{"v":1,"kind":"publish","taskId":9}']]);
   });
 });
 

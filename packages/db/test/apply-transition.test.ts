@@ -112,6 +112,22 @@ describe("applyTransition", () => {
     expect(notices).toMatchObject([{ channel: "gitea", chatId: null, template: "command.status" }]);
   });
 
+  it("refreshes a command's status comment once per pipeline step and stores why it failed", async () => {
+    const created = await newGiteaTask();
+    await db.repos.applyTransition(created.id, { type: "command.authorized" });
+    await db.repos.applyTransition(created.id, { type: "command.started" });
+    const { task, followUps } = await db.repos.applyTransition(created.id, { type: "run.failed", reason: "the push was refused" });
+
+    expect(task).toMatchObject({ status: "failed", failureReason: "the push was refused" });
+    expect(followUps.map(({ queue }) => queue)).toEqual(["notify", "postmortem", "intake"]);
+    const notices = await db.prisma.notification.findMany({ where: { taskId: created.id } });
+    expect(notices.map((n) => [n.channel, n.template])).toEqual([
+      ["gitea", "command.status"],
+      ["gitea", "command.status"],
+      ["gitea", "command.status"],
+    ]);
+  });
+
   it("refuses an illegal transition and writes nothing", async () => {
     const created = await newTelegramTask();
     const attempt = db.repos.applyTransition(

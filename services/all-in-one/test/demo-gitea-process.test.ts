@@ -40,7 +40,7 @@ function expectTranscript(transcript: string): void {
     "round 2 of 3",
     "🔀 PR !2 opened: Add a /health endpoint (agent/issue-1-2 → main)",
     "Closes #1",
-    'Command #2 is "succeeded"',
+    'Command #2 is "success"',
   ];
   const at: number[] = [];
   for (const step of steps) at.push(transcript.indexOf(step, Math.max(0, ...at)));

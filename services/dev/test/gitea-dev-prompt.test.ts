@@ -1,7 +1,7 @@
 import { splitUntrusted } from "@ratatoskr/contracts";
 import { HOSTILE_TEXTS } from "@ratatoskr/testkit";
 import { describe, expect, it } from "vitest";
-import { buildGiteaDevPrompt } from "../src/gitea/gitea-dev-prompt.ts";
+import { buildGiteaDevPrompt } from "../src/prompt/gitea-dev-prompt.ts";
 
 const base = {
   taskId: 5,

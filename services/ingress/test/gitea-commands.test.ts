@@ -23,7 +23,7 @@ async function startOrder(tasks: Task[]): Promise<number[]> {
 }
 
 /** Stands in for the agent service: the running command finishes. */
-const finish = (task: Task) => h.transition(task.id, { type: "command.succeeded" });
+const finish = (task: Task) => h.transition(task.id, { type: "run.succeeded" });
 
 describe("Gitea commands", () => {
   it("runs three commands of one issue strictly in order while another issue runs alongside", async () => {
@@ -46,7 +46,7 @@ describe("Gitea commands", () => {
     await h.waitForStatus(c.id, "running");
     await finish(c);
     await finish(other);
-    await h.waitForStatus(c.id, "succeeded");
+    await h.waitForStatus(c.id, "success");
     expect(await startOrder([a, b, c])).toEqual([a.id, b.id, c.id]);
     await h.waitForStatusComment(one, a.id, "✅ done");
   });
@@ -154,7 +154,7 @@ describe("Gitea commands", () => {
     const q2 = await h.command(n, "/agent iterate", "bob");
     await h.waitForStatus(q2.id, "queued");
     const status = await h.command(n, "/agent status");
-    await h.waitForStatus(status.id, "succeeded");
+    await h.waitForStatus(status.id, "success");
     await h.waitForStatusComment(
       n,
       status.id,
@@ -162,7 +162,7 @@ describe("Gitea commands", () => {
       `1. waiting: \`discuss\` (#${q1.id}) by @alice`,
       `2. waiting: \`iterate\` (#${q2.id}) by @bob`,
     );
-    for (const t of [run, q1, q2]) await h.transition(t.id, { type: "command.cancelled" });
+    for (const t of [run, q1, q2]) await h.transition(t.id, { type: "user.cancelled" });
   });
 
   it("/agent cancel stops the running command, says so in both comments, and the next one runs", async () => {
@@ -215,7 +215,7 @@ describe("Gitea commands", () => {
       where: { taskId: task.id, type: "command.started" },
       data: { createdAt: new Date(Date.now() - 35_000) },
     });
-    await h.transition(task.id, { type: "command.plan-drafted", plan: "1. do it" });
+    await h.transition(task.id, { type: "plan.drafted", plan: "1. do it" });
     const gitea = new GiteaClient({ baseUrl: h.gitea.url, token: h.gitea.token });
     // Rendered after the stage (the notifier may hold the comment's lock a moment: try again).
     await vi.waitFor(() => reconcileStatusComment({ db: h.database.db, repos: h.host.context.repos, gitea }, task.id), WAIT);

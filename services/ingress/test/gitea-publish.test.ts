@@ -24,9 +24,9 @@ describe("agent PRs of an issue (G3)", () => {
   it("describes the PR: closes the issue, the summary, the checks and the minor findings left", () => {
     const task = { id: 7, targetNumber: 12, requesterLogin: "alice", round: 2 } as Task;
     const body = pullRequestBody(task, [
-      { type: "command.dev-finished", payload: { type: "command.dev-finished", commit: "a", summary: "old" } },
-      { type: "command.dev-finished", payload: { type: "command.dev-finished", commit: "b", summary: "added x", testsRun: "pnpm test" } },
-      { type: "command.review-passed", payload: { type: "command.review-passed", minor: [{ severity: "minor", file: "x.ts", line: 2, text: "rename" }] } },
+      { type: "dev.finished", payload: { type: "dev.finished", commit: "a", summary: "old" } },
+      { type: "dev.finished", payload: { type: "dev.finished", commit: "b", summary: "added x", testsRun: "pnpm test" } },
+      { type: "review.passed", payload: { type: "review.passed", minor: [{ severity: "minor", file: "x.ts", line: 2, text: "rename" }] } },
     ]);
     expect(body.split("\n")[0]).toBe("Closes #12");
     expect(body).toContain("@alice");

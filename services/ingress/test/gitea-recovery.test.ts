@@ -28,13 +28,13 @@ function deps(interrupt: IntakeDeps["interrupt"]): IntakeDeps {
   };
 }
 
-async function runningCommand(title: string, midTurn: boolean) {
+async function runningCommand(title: string, midTurn: boolean, agent = "planner") {
   const number = h.gitea.addIssue(REPO, title).number!;
   const task = await h.command(number, "/agent plan");
   await h.waitForStatus(task.id, "running");
   if (midTurn) {
     await h.prisma.agentTrace.create({
-      data: { taskId: task.id, agent: "planner", prompt: "p", outcome: "running", sessionId: `ses_${task.id}`, serverUrl: "http://127.0.0.1:1", startedAt: new Date() },
+      data: { taskId: task.id, agent, prompt: "p", outcome: "running", sessionId: `ses_${task.id}`, serverUrl: "http://127.0.0.1:1", startedAt: new Date() },
     });
     await h.prisma.task.update({ where: { id: task.id }, data: { agentSessionId: `ses_${task.id}`, agentServerUrl: "http://127.0.0.1:1" } });
   }
@@ -67,7 +67,7 @@ describe("restart recovery (G6)", () => {
     racing.transition = async (taskId, event, options) => {
       // The planner's run ends and reports its plan just before the recovery writes.
       await h.prisma.agentTrace.updateMany({ where: { taskId }, data: { endedAt: new Date(), outcome: "completed" } });
-      await h.host.context.transition(taskId, { type: "command.plan-drafted", plan: "1. add the endpoint" });
+      await h.host.context.transition(taskId, { type: "plan.drafted", plan: "1. add the endpoint" });
       return write(taskId, event, options);
     };
 
@@ -83,6 +83,16 @@ describe("restart recovery (G6)", () => {
     const interrupt = vi.fn(async () => undefined);
     expect(await failOrphanedRuns(deps(interrupt), h.host.context.redis, h.redis.prefix)).toEqual([]);
     expect((await h.prisma.task.findUniqueOrThrow({ where: { id: fresh.id } })).status).toBe("running");
+    expect(interrupt).not.toHaveBeenCalled();
+  });
+
+  it("leaves a dev run cut off mid-turn to its job's retry, which resumes its session as on every door", async () => {
+    // The cases before leave commands running: they end here, so this one gets a running slot.
+    for (const left of await h.prisma.task.findMany({ where: { status: "running" } })) await h.host.context.transition(left.id, { type: "user.cancelled" });
+    const cut = await runningCommand("Dev cut off", true, "dev");
+    const interrupt = vi.fn(async () => undefined);
+    expect(await failOrphanedRuns(deps(interrupt), h.host.context.redis, h.redis.prefix, { now: Date.now() + 120_000 })).toEqual([]);
+    expect((await h.prisma.task.findUniqueOrThrow({ where: { id: cut.id } })).status).toBe("running");
     expect(interrupt).not.toHaveBeenCalled();
   });
 });

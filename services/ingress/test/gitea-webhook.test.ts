@@ -129,7 +129,7 @@ describe("POST /webhooks/gitea", () => {
     expect(again.uuid).not.toBe(deliveries[0]!.uuid);
     expect(again.status).toBe(200);
     const task = await h.taskOfComment(comment.id!);
-    await h.waitForStatus(task.id, "succeeded");
+    await h.waitForStatus(task.id, "success");
     expect(await h.prisma.task.count({ where: { commentId: BigInt(comment.id!) } })).toBe(1);
   });
 
@@ -142,7 +142,7 @@ describe("POST /webhooks/gitea", () => {
     expect(statuses.filter((s) => s === 202)).toHaveLength(1);
     expect(statuses.filter((s) => s === 200)).toHaveLength(49);
     const task = await h.taskOfComment(900_050);
-    await h.waitForStatus(task.id, "succeeded");
+    await h.waitForStatus(task.id, "success");
     await h.waitForStatusComment(1, task.id, "✅ done");
     expect(h.statusComments(1, task.id)).toHaveLength(1);
   });
@@ -152,7 +152,7 @@ describe("POST /webhooks/gitea", () => {
     const { comment, deliveries } = await h.gitea.comment(REPO, 1, "alice", "/agent status");
     expect(deliveries[0]?.dropped).toBe(true);
     const task = await h.taskOfComment(comment.id!);
-    await h.waitForStatus(task.id, "succeeded");
+    await h.waitForStatus(task.id, "success");
     const delivery = await h.prisma.webhookDelivery.findFirst({ where: { commentId: BigInt(comment.id!) } });
     expect(delivery?.deliveryId).toBe(`sweep-${comment.id}`);
     // The sweep passes again and again: still one command.
@@ -203,7 +203,7 @@ describe("POST /webhooks/gitea", () => {
     });
     expect(outcome).toEqual({ status: "accepted" });
     const task = await h.taskOfComment(900_150);
-    await h.waitForStatus(task.id, "succeeded");
+    await h.waitForStatus(task.id, "success");
     await h.waitForStatusComment(1, task.id, "✅ done");
   });
 

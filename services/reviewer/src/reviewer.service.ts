@@ -1,12 +1,10 @@
 import { QUEUE } from "@ratatoskr/contracts";
-import { bySource } from "@ratatoskr/gitea";
 import { wireAgentStep } from "@ratatoskr/pipeline";
 import { defineService } from "@ratatoskr/service-host";
 import { loadReviewerConfig, REVIEWER_CONFIG_SCHEMA } from "./config/reviewer.config.ts";
-import { createGiteaReviewHandler } from "./gitea/gitea-review.handler.ts";
 import { createReviewHandler } from "./handlers/review.handler.ts";
 
-/** Reviews a task branch's diff with the reviewer agent. */
+/** Reviews a task branch's diff (or a command's plan) with the reviewer agent: one handler for every door. */
 export const reviewerService = defineService({
   name: "reviewer",
   queues: [QUEUE.review],
@@ -16,9 +14,6 @@ export const reviewerService = defineService({
   async create(ctx) {
     const config = loadReviewerConfig(ctx.env);
     const step = wireAgentStep(ctx, config, { component: "reviewer", queue: QUEUE.review });
-    const deps = { ...step.deps, ...config.reviewer };
-    const telegram = createReviewHandler(deps);
-    const gitea = createGiteaReviewHandler({ ...deps, ...step.heartbeat });
-    return { ...step.lifecycle, handlers: { [QUEUE.review]: bySource(ctx.repos.tasks, { telegram, gitea }) } };
+    return { ...step.lifecycle, handlers: { [QUEUE.review]: createReviewHandler({ ...step.deps, ...config.reviewer }) } };
   },
 });

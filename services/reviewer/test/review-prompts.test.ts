@@ -1,7 +1,7 @@
 import { splitUntrusted } from "@ratatoskr/contracts";
 import { HOSTILE_TEXTS } from "@ratatoskr/testkit";
 import { describe, expect, it } from "vitest";
-import { buildPlanReviewPrompt } from "../src/gitea/plan-review-prompt.ts";
+import { buildPlanReviewPrompt } from "../src/prompt/plan-review-prompt.ts";
 import { buildReviewPrompt } from "../src/prompt/review-prompt.ts";
 
 const ANSWER = 'Answer with the JSON verdict only: {"passed": …, "summary": …, "findings": [{"severity", "file", "line", "text"}]}.';

@@ -39,8 +39,8 @@ export const MACHINE_PROBLEMS: ReadonlySet<AnalystProblem> = new Set<AnalystProb
 /** Analyses that may fail in a row on the machinery before the task waits for the person again. */
 export const MAX_ANALYSES_FAILED_IN_A_ROW = 3;
 
-/** Everything that can happen to a task. Each service reports what it observed as one of these. */
-export type TelegramEvent =
+/** The Telegram door's front phase: the dialogue, its approval, and a task started again. */
+export type TelegramFrontEvent =
   /** The person sent free text (a dialogue turn, or an edit of a ready draft). */
   | { type: "turn.received" }
   /** The analyst asked questions; the draft is not complete yet. */
@@ -71,43 +71,71 @@ export type TelegramEvent =
   | { type: "user.skipped" }
   /** Approval by button or approval word. */
   | { type: "user.approved" }
-  | { type: "user.cancelled" }
+  /** `/retry`: the dialogue analysed again, or a failed or timed-out task implemented afresh. */
   | { type: "user.retried" }
-  | { type: "dev.started" }
-  /**
-   * The dev agent finished a round and its work is committed and pushed. `commit`: the pushed
-   * head (`abc1234`, or `owner/a@abc1234, owner/b@def5678` with several repositories).
-   * `overBudget`: the round's spend passed the task's budget, so the review waits for the person
-   * (paused, Continue runs it) and no one is told of a review that is not running.
-   */
-  | { type: "dev.finished"; commit: string; overBudget?: { spentUsd: number; budgetUsd: number } }
-  /** The review passed: the task branch and its pushed head (short shas, one per repository). */
-  | { type: "review.passed"; branch: string; commit: string }
-  /**
-   * The review asked for changes. The findings are stored with the event (`task_events`), so
-   * the next dev round reads them from there; the person is told how many there are.
-   */
-  | { type: "review.rejected"; findings: ReviewFinding[] }
-  | { type: "run.failed"; reason: string }
-  | PipelineEvent;
+  /** The first dev round of an approved task began: the task enters the pipeline phase. */
+  | { type: "dev.started" };
+
+/** The Gitea door's front phase: a command's receipt, authorization and place in its issue/PR's line. */
+export type GiteaFrontEvent =
+  /** `budgetUsd`: what the command may spend on agent runs (P5); absent or null: no budget. */
+  | { type: "command.authorized"; budgetUsd?: number | null }
+  | { type: "command.rejected"; reason: string }
+  /** Its turn in the line came: the command enters the pipeline phase. */
+  | { type: "command.started" }
+  /** A control command (`status`, `cancel`, …) was carried out at once: it never queues. */
+  | { type: "command.answered" };
 
 /**
- * Events of the pipeline phase that mean the same on every door: the budget pause (P5) and the
- * timeout that keeps the work for a continue (P4).
+ * The pipeline phase's events: the same on every door. What differs by door is data on the task
+ * (a Gitea command's kind and target), never the event: each step reports these whoever asked.
  */
 export type PipelineEvent =
-  | BudgetEvent
-  /** A dev run hit its idle or hard timeout; what it did is pushed and its session is kept. */
-  | { type: "run.timed_out" }
+  /**
+   * The dev agent finished a round and its work is committed and pushed. `commit`: the pushed
+   * head (`abc1234`, or `owner/a@abc1234, owner/b@def5678` with several repositories);
+   * `summary`/`testsRun`: the agent's closing report. `overBudget`: the round's spend passed the
+   * task's budget, so the review waits for the person (paused, Continue runs it) and no one is
+   * told of a review that is not running.
+   */
+  | {
+      type: "dev.finished";
+      commit: string;
+      summary?: string;
+      testsRun?: string;
+      overBudget?: { spentUsd: number; budgetUsd: number };
+    }
+  /** The planner wrote (or revised) a plan (a Gitea issue's `/agent plan`); it is reviewed next. */
+  | { type: "plan.drafted"; plan: string }
+  /** The planner answered a question about the plan (`/agent discuss`); it is delivered next. */
+  | { type: "answer.drafted"; answer: string }
+  /**
+   * The review passed. `branch`/`commit`: the reviewed branch and head (short shas, one per
+   * repository; absent for a plan); `minor`: findings that did not block it.
+   */
+  | { type: "review.passed"; branch?: string; commit?: string; minor?: ReviewFinding[] }
+  /**
+   * The review asked for changes. The findings are stored with the event (`task_events`), so
+   * the next round reads them from there; the person is told how many there are.
+   */
+  | { type: "review.rejected"; findings: ReviewFinding[] }
+  /** The work is delivered where the door delivers it (a PR opened or updated, a plan posted, a fix pushed). */
+  | { type: "run.succeeded" }
+  /** `reason`: what the person reads, stored on the task. */
+  | { type: "run.failed"; reason: string }
+  /** A run hit its idle or hard timeout; what it did is pushed and its session is kept. */
+  | { type: "run.timed_out"; reason?: string }
+  | { type: "user.cancelled" }
   /**
    * The person asked to go on: Telegram's `/continue N` (a timed-out or failed task), a Gitea
    * `/agent continue` (a timed-out command). The dev agent resumes the saved session.
    */
-  | { type: "user.continued" };
+  | { type: "user.continued" }
+  | BudgetEvent;
 
 /**
- * The per-task budget (P5, see `checkBudget`): a service found the spend past the budget before
- * the next run; the person answered Continue (+budget) or Stop.
+ * The per-task budget (P5, see `checkBudget`): a service found the spend past the budget; the
+ * person answered Continue (+budget) or Stop.
  */
 export type BudgetEvent =
   | { type: "budget.exceeded"; spentUsd: number; budgetUsd: number; step: BudgetStep }
@@ -115,31 +143,27 @@ export type BudgetEvent =
   | { type: "user.budget-extended"; budgetUsd: number }
   | { type: "user.budget-stopped" };
 
-export type GiteaEvent =
-  /** `budgetUsd`: what the command may spend on agent runs (P5); absent or null: no budget. */
-  | { type: "command.authorized"; budgetUsd?: number | null }
-  | { type: "command.rejected"; reason: string }
-  | { type: "command.started" }
-  | { type: "command.succeeded" }
-  | { type: "command.failed"; reason: string }
-  | { type: "command.cancelled" }
-  /** A control command (`status`, `cancel`) was carried out at once: it never queues. */
-  | { type: "command.answered" }
-  /** A restart found the command running: it is failed, never replayed (G6). */
-  | { type: "command.interrupted" }
-  /**
-   * A dev round of a command committed and pushed its work (`commit`: pushed head, short sha);
-   * the reviewer reviews it next. `summary`/`testsRun`: the dev agent's closing report.
-   */
-  | { type: "command.dev-finished"; commit: string; summary: string; testsRun?: string }
-  /** The planner wrote (or revised) the plan of an issue; the reviewer reviews it next. */
-  | { type: "command.plan-drafted"; plan: string }
-  /** The planner answered `/agent discuss` about the current plan; it is posted next. */
-  | { type: "command.answer-drafted"; answer: string }
-  /** The reviewer asked for changes: the next dev round gets these findings, or the rounds are spent. */
-  | { type: "command.review-rejected"; findings: ReviewFinding[] }
-  /** The review passed; `minor`: findings that did not block it (shown in the PR). Publishing comes next. */
-  | { type: "command.review-passed"; minor: ReviewFinding[] };
+/** Everything a Telegram task can take: its front phase and the pipeline. */
+export type TelegramEvent = TelegramFrontEvent | PipelineEvent;
+/** Everything a Gitea command can take: its front phase and the pipeline. */
+export type GiteaEvent = GiteaFrontEvent | PipelineEvent;
 
-export type TaskEvent = TelegramEvent | GiteaEvent;
+export type TaskEvent = TelegramFrontEvent | GiteaFrontEvent | PipelineEvent;
 export type TaskEventType = TaskEvent["type"];
+
+/**
+ * Event names of the releases before the lifecycles became one, as still found in `task_events`
+ * rows written by an older process during a rolling upgrade (migration `one_lifecycle` renames
+ * the rows it finds).
+ */
+export const LEGACY_EVENT_TYPES: Readonly<Record<string, TaskEventType>> = {
+  "command.dev-finished": "dev.finished",
+  "command.plan-drafted": "plan.drafted",
+  "command.answer-drafted": "answer.drafted",
+  "command.review-passed": "review.passed",
+  "command.review-rejected": "review.rejected",
+  "command.succeeded": "run.succeeded",
+  "command.failed": "run.failed",
+  "command.interrupted": "run.failed",
+  "command.cancelled": "user.cancelled",
+};

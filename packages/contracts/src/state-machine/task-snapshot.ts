@@ -30,6 +30,11 @@ export interface TaskSnapshot {
   budgetUsd?: number | null;
   /** While `paused` by the budget: the run that did not start and resumes on Continue. */
   pausedStep?: BudgetStep | null;
+  /**
+   * Why the task failed or timed out, in the words the person reads; set by the transition that
+   * ends it (absent: the column is left as it is).
+   */
+  failureReason?: string | null;
   /** Gitea only. */
   command?: { kind: GiteaCommandKind; target: "issue" | "pr"; targetKey: string };
 }

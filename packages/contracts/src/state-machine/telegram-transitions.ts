@@ -1,13 +1,10 @@
 import { jobRequest, type AnyJobRequest } from "../jobs/job-catalog.ts";
 import { followUpJobId } from "../jobs/job-id.ts";
 import { QUEUE } from "../queues.ts";
-import { formatFinding, isBlockingFinding } from "../review-verdict.ts";
-import { budgetTransition } from "./budget-transitions.ts";
-import { postmortemJob } from "./postmortem-job.ts";
 import type { TaskEffect } from "./task-effects.ts";
-import { MACHINE_PROBLEMS, MAX_ANALYSES_FAILED_IN_A_ROW, type AnalysisOutcome, type TelegramEvent } from "./task-events.ts";
+import { MACHINE_PROBLEMS, MAX_ANALYSES_FAILED_IN_A_ROW, type AnalysisOutcome, type TelegramFrontEvent } from "./task-events.ts";
 import type { TaskSnapshot } from "./task-snapshot.ts";
-import { isFinal, type TelegramStatus } from "./task-status.ts";
+import type { TelegramStatus } from "./task-status.ts";
 import { refuse, type TransitionResult } from "./transition-result.ts";
 
 const DIALOGUE: ReadonlySet<string> = new Set<TelegramStatus>(["draft", "collecting", "ready"]);
@@ -27,7 +24,7 @@ function analystJob(task: TaskSnapshot, forced: boolean): TaskEffect {
   return enqueue(jobRequest(QUEUE.analyst, { v: 1, taskId: task.id, kind }, followUpJobId(task.id, "analyst", task.version + 1)));
 }
 
-function devJob(task: TaskSnapshot, kind: "implement" | "revise" | "continue", round: number): TaskEffect {
+function devJob(task: TaskSnapshot, kind: "implement", round: number): TaskEffect {
   return enqueue(jobRequest(QUEUE.dev, { v: 1, taskId: task.id, kind, round }, followUpJobId(task.id, "dev", task.version + 1)));
 }
 
@@ -61,14 +58,10 @@ function afterAnalysis(
   return ok(task, { ...settled, pendingTurns, skipRequested, analysing: false }, effects);
 }
 
-export function telegramTransition(task: TaskSnapshot, event: TelegramEvent): TransitionResult {
+/** The Telegram door's front phase: the dialogue up to approval (the pipeline takes it from there). */
+export function telegramTransition(task: TaskSnapshot, event: TelegramFrontEvent): TransitionResult {
   const status = task.status as TelegramStatus;
   switch (event.type) {
-    case "budget.exceeded":
-    case "user.budget-extended":
-    case "user.budget-stopped":
-      return budgetTransition(task, event);
-
     case "turn.received":
       if (status === "approved" || status === "running") return refuse(task, event.type, "already-approved");
       if (!DIALOGUE.has(status)) return refuse(task, event.type, "finished");
@@ -124,12 +117,6 @@ export function telegramTransition(task: TaskSnapshot, event: TelegramEvent): Tr
         notify("task.approved", { taskId: task.id }),
       ]);
 
-    case "user.cancelled":
-      if (isFinal(status)) return refuse(task, event.type, "nothing-to-cancel");
-      return ok(task, { status: "cancelled", analysing: false, pendingTurns: 0 }, [
-        notify("task.cancelled", { taskId: task.id }),
-      ]);
-
     case "user.retried":
       if (status === "collecting" || status === "ready") {
         const retried = ok(task, { status: "collecting", turnCount: 0, analysing: true }, [
@@ -146,62 +133,9 @@ export function telegramTransition(task: TaskSnapshot, event: TelegramEvent): Tr
       }
       return refuse(task, event.type, "not-retryable");
 
-    case "user.continued":
-      if (status !== "failed" && status !== "timeout") return refuse(task, event.type, "not-continuable");
-      return ok(task, { status: "approved" }, [
-        devJob(task, "continue", Math.max(1, task.round)),
-        notify("task.continued", { taskId: task.id }),
-      ]);
-
     case "dev.started":
       if (status === "running") return ok(task, {});
       if (status !== "approved") return refuse(task, event.type, "not-approved");
       return ok(task, { status: "running" }, [notify("task.running", { taskId: task.id, round: task.round })]);
-
-    case "dev.finished": {
-      if (status !== "running") return refuse(task, event.type, "illegal");
-      if (event.overBudget) {
-        const { spentUsd, budgetUsd } = event.overBudget;
-        return budgetTransition(task, { type: "budget.exceeded", spentUsd, budgetUsd, step: "review" });
-      }
-      const jobId = followUpJobId(task.id, "review", task.version + 1);
-      return ok(task, {}, [
-        enqueue(jobRequest(QUEUE.review, { v: 1, taskId: task.id, kind: "diff", round: task.round }, jobId)),
-        notify("task.dev-to-review", { taskId: task.id, round: task.round }),
-      ]);
-    }
-
-    case "review.passed":
-      if (status !== "running") return refuse(task, event.type, "illegal");
-      return ok(task, { status: "success" }, [
-        notify("task.success", { taskId: task.id, round: task.round, branch: event.branch, commit: event.commit }),
-      ]);
-
-    case "review.rejected": {
-      if (status !== "running") return refuse(task, event.type, "illegal");
-      const remaining = event.findings.filter(isBlockingFinding);
-      if (task.round >= task.maxRounds) {
-        const reason = `review still failing after ${task.round} rounds (${remaining.length} findings)`;
-        return ok(task, { status: "failed" }, [
-          postmortemJob(task, "failed"),
-          notify("task.failed", { taskId: task.id, reason, findings: remaining.map(formatFinding).join("\n") }),
-        ]);
-      }
-      return ok(task, { round: task.round + 1 }, [
-        devJob(task, "revise", task.round + 1),
-        notify("task.review-to-dev", { taskId: task.id, round: task.round, findings: remaining.length }),
-      ]);
-    }
-
-    case "run.failed":
-      if (status !== "approved" && status !== "running") return refuse(task, event.type, "illegal");
-      return ok(task, { status: "failed" }, [
-        postmortemJob(task, "failed"),
-        notify("task.failed", { taskId: task.id, reason: event.reason }),
-      ]);
-
-    case "run.timed_out":
-      if (status !== "running") return refuse(task, event.type, "illegal");
-      return ok(task, { status: "timeout" }, [postmortemJob(task, "timeout"), notify("task.timeout", { taskId: task.id })]);
   }
 }

@@ -33,7 +33,7 @@ const newestFollowUp = (taskWhere: string) => `SELECT f.*, t.version AS awaited_
   ORDER BY t.id`;
 
 const AWAITING_ANALYSIS = newestFollowUp(`t.status = 'collecting' AND t.analysing`);
-const AWAITING_DEV_OR_REVIEW = newestFollowUp(`t.source = 'telegram' AND t.status IN ('approved', 'running')`);
+const AWAITING_DEV_OR_REVIEW = newestFollowUp(`t.status IN ('approved', 'running')`);
 /** $2: only failures with a postmortem asked since then; $3: the templates that answer one. */
 const AWAITING_POSTMORTEM = newestFollowUp(`t.status IN ('failed', 'timeout')
     AND EXISTS (SELECT 1 FROM follow_ups p WHERE p.task_id = t.id AND p.queue = ANY($1::text[]) AND p.created_at >= $2::timestamp)
@@ -63,9 +63,13 @@ export async function listAwaitingAnalysis(prisma: PrismaClient): Promise<Awaite
   return awaited(prisma, "rt-awaiting-analysis", AWAITING_ANALYSIS, [[QUEUE.analyst]]);
 }
 
-/** Telegram tasks `approved` or `running`, with their newest dev-or-review follow-up. */
+/**
+ * Tasks of every door `approved` or `running`, with their newest follow-up on a pipeline step's
+ * queue (a command's planner and publish steps included, so a task past its dev or review step
+ * is not taken for waiting on it); the step sweeps judge those on their own queue.
+ */
 export async function listAwaitingDevOrReview(prisma: PrismaClient): Promise<AwaitedFollowUp[]> {
-  return awaited(prisma, "rt-awaiting-dev-review", AWAITING_DEV_OR_REVIEW, [[QUEUE.dev, QUEUE.review]]);
+  return awaited(prisma, "rt-awaiting-dev-review", AWAITING_DEV_OR_REVIEW, [[QUEUE.dev, QUEUE.review, QUEUE.analyst, QUEUE.intake]]);
 }
 
 /**

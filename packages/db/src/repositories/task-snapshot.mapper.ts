@@ -3,19 +3,19 @@ import type {
   GiteaCommandKind,
   TaskSnapshot,
   TaskSource,
-  TaskStatus,
 } from "@ratatoskr/contracts";
+import { storedStatus } from "@ratatoskr/contracts";
 import type { Task } from "../../generated/client.ts";
 
 /** Snapshot columns as written back after a transition (id and source never change). */
-export type SnapshotColumns = Omit<TaskSnapshot, "id" | "source" | "command">;
+export type SnapshotColumns = Omit<TaskSnapshot, "id" | "source" | "command" | "failureReason">;
 
 /** The part of a task row the state machine reads. */
 export function toSnapshot(row: Task): TaskSnapshot {
   const snapshot: TaskSnapshot = {
     id: row.id,
     source: row.source as TaskSource,
-    status: row.status as TaskStatus,
+    status: storedStatus(row.status),
     version: row.version,
     turnCount: row.turnCount,
     pendingTurns: row.pendingTurns,

@@ -182,12 +182,12 @@ export class TaskRepository {
   }
 
   /**
-   * The plan of the latest finished `/agent plan`/`iterate` of an issue (`command.plan-drafted`
-   * events of succeeded commands), for `/agent implement` to follow; undefined when none.
+   * The plan of the latest finished `/agent plan`/`iterate` of an issue (`plan.drafted`
+   * events of commands that ended in success), for `/agent implement` to follow; undefined when none.
    */
   async latestPlan(targetKey: string): Promise<string | undefined> {
     const event = await this.db.taskEvent.findFirst({
-      where: { type: "command.plan-drafted", task: { targetKey, status: "succeeded" } },
+      where: { type: "plan.drafted", task: { targetKey, status: "success" } },
       orderBy: [{ taskId: "desc" }, { version: "desc" }],
     });
     const plan = (event?.payload as { plan?: unknown } | null)?.plan;

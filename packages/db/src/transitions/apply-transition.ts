@@ -59,7 +59,7 @@ async function applyTransitionPrisma(
 
     const task = await tx.task.update({
       where: { id: taskId },
-      data: { ...plan.columns, ...options.patch },
+      data: { ...plan.columns, ...plan.patch, ...options.patch },
     });
     await tx.taskEvent.create({
       data: {

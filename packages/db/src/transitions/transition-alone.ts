@@ -43,7 +43,7 @@ async function write(
   const now = new Date();
   // Throws IllegalTransitionError before anything is written.
   const plan = planTransition(row, event, now);
-  const written = await db.query(writeQuery(row, event, plan, patch, now));
+  const written = await db.query(writeQuery(row, event, plan, { ...plan.patch, ...patch }, now));
   const first = written.rows[0] as
     ({ follow_ups_json: FollowUpJson[] } & Record<string, unknown>) | undefined;
   if (!first) return undefined;

@@ -86,7 +86,8 @@ export async function applyBatch(
       // A remembered row may be behind; only a fresh one proves the task moved on.
       if (movedOnSince(row, expectVersion) && !fresh.has(taskId)) return void alone.add(index);
       assertExpectedVersion(row, event, expectVersion);
-      writes.push({ index, write: { row, event, patch, plan: planTransition(row, event, now) } });
+      const plan = planTransition(row, event, now);
+      writes.push({ index, write: { row, event, patch: { ...plan.patch, ...patch }, plan } });
     } catch (error) {
       if (error instanceof IllegalTransitionError && !fresh.has(taskId)) alone.add(index);
       else outcomes[index] = { refused: error };

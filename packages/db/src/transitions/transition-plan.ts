@@ -10,6 +10,7 @@ import {
 import type { Task } from "../../generated/client.ts";
 import { snapshotColumns, toSnapshot, type SnapshotColumns } from "../repositories/task-snapshot.mapper.ts";
 import { notifyJobId } from "./notify-job-id.ts";
+import type { TaskPatch } from "./transition-types.ts";
 
 type Notify = Extract<TaskEffect, { type: "notify" }>;
 
@@ -34,6 +35,8 @@ export interface TransitionPlan {
   columns: SnapshotColumns & { finishedAt: Date | null };
   notifications: PlannedNotification[];
   followUps: PlannedFollowUp[];
+  /** Columns the reducer set that are not the snapshot's (the failure reason); a caller's patch wins. */
+  patch: TaskPatch;
 }
 
 /**
@@ -45,40 +48,33 @@ export function planTransition(row: Task, event: TaskEvent, now: Date): Transiti
   if (!result.ok) throw new IllegalTransitionError(result.refusal);
   const next = result.task;
   const after = { id: row.id, version: next.version };
-  const channel = row.source === "gitea" ? "gitea" : "telegram";
   const notifications: PlannedNotification[] = [];
   const followUps: PlannedFollowUp[] = [];
   for (const effect of result.effects) {
-    if (effect.type === "enqueue") {
-      followUps.push({ queue: effect.job.queue, jobId: effect.job.jobId, data: { ...effect.job.data } });
-      continue;
-    }
-    const index = notifications.length;
-    notifications.push({
-      channel,
-      chatId: channel === "telegram" ? row.chatId : null,
-      template: effect.template,
-      params: effect.params,
+    if (effect.type === "enqueue") followUps.push({ queue: effect.job.queue, jobId: effect.job.jobId, data: { ...effect.job.data } });
+  }
+  const notices = result.effects.filter((effect): effect is Notify => effect.type === "notify");
+  if (row.source === "gitea") {
+    // The Gitea channel shows a command's state in its one status comment: every transition
+    // refreshes it once, whatever the pipeline said (a postmortem replies on its own).
+    notifications.push({ channel: "gitea", chatId: null, template: "command.status", params: {} });
+    followUps.unshift({ queue: QUEUE.notify, jobId: notifyJobId(after, 0), data: { v: 1, kind: "gitea-status", taskId: row.id } });
+  } else {
+    notices.forEach((effect, index) => {
+      notifications.push({ channel: "telegram", chatId: row.chatId, template: effect.template, params: effect.params });
+      followUps.push({
+        queue: QUEUE.notify,
+        jobId: notifyJobId(after, index),
+        // The chat rides along so the notifier takes the chat's lease before reading anything.
+        data: row.chatId === null ? { v: 1, kind: "message" } : { v: 1, kind: "message", chatId: Number(row.chatId) },
+        notification: index,
+      });
     });
-    followUps.push(
-      channel === "telegram"
-        ? {
-            queue: QUEUE.notify,
-            jobId: notifyJobId(after, index),
-            // The chat rides along so the notifier takes the chat's lease before reading anything.
-            data: row.chatId === null ? { v: 1, kind: "message" } : { v: 1, kind: "message", chatId: Number(row.chatId) },
-            notification: index,
-          }
-        : {
-            queue: QUEUE.notify,
-            jobId: notifyJobId(after, index),
-            data: { v: 1, kind: "gitea-status", taskId: row.id },
-          },
-    );
   }
   return {
     next,
     columns: { ...snapshotColumns(next), finishedAt: isFinal(next.status) ? (row.finishedAt ?? now) : null },
+    patch: next.failureReason === undefined ? {} : { failureReason: next.failureReason },
     notifications,
     followUps,
   };

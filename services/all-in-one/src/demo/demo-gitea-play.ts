@@ -118,13 +118,13 @@ export async function playGiteaDemo(options: GiteaDemoPlay): Promise<GiteaDemoOu
   };
 
   const plan = await command("/agent plan");
-  if (plan.status !== "succeeded") return { issue, taskId: plan.id, succeeded: false, prUrl: null, branch: null };
+  if (plan.status !== "success") return { issue, taskId: plan.id, succeeded: false, prUrl: null, branch: null };
   const implement = await command("/agent implement");
   const task = await options.tasks.findById(implement.id);
   return {
     issue,
     taskId: implement.id,
-    succeeded: implement.status === "succeeded",
+    succeeded: implement.status === "success",
     prUrl: task?.prUrl ?? null,
     branch: task?.branch ?? null,
   };

@@ -16,7 +16,7 @@ export const PLANNER_POLICY: AgentPolicy = {
   default: "deny",
 };
 
-const SETTLED_BY = ["command.plan-drafted", "command.answer-drafted", "command.succeeded", "command.failed", "command.cancelled", "command.interrupted"] as const;
+const SETTLED_BY = ["plan.drafted", "answer.drafted", "run.succeeded", "run.failed", "user.cancelled"] as const;
 
 export interface GiteaPlanDeps {
   repos: Pick<Repositories, "tasks" | "traces" | "events">;
@@ -66,7 +66,7 @@ export function createGiteaPlanHandler(deps: GiteaPlanDeps): JobHandler<"analyst
         what: `the planner run of round ${task.round}`,
         settleDeadRuns: () =>
           settleDeadRuns({ traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger }, task.id, PLANNER_AGENT),
-        fail: (reason) => report({ type: "command.failed", reason: "error" }, reason),
+        fail: (reason) => report({ type: "run.failed", reason }),
       },
       () => plan(deps, data, ctx, task, events, report),
     );
@@ -83,8 +83,8 @@ async function plan(
 ): Promise<unknown> {
   const discuss = data.kind === "discuss";
   const ws = await deps.git.prepare({ taskId: task.id, repo: task.repos[0] ?? "", branch: `agent/plan-${task.id}` });
-  const findings: ReviewFinding[] = task.round > 1 ? (latest(events, "command.review-rejected", rejected)?.findings ?? []) : [];
-  const ownPlan = latest(events, "command.plan-drafted", drafted)?.plan;
+  const findings: ReviewFinding[] = task.round > 1 ? (latest(events, "review.rejected", rejected)?.findings ?? []) : [];
+  const ownPlan = latest(events, "plan.drafted", drafted)?.plan;
   const currentPlan = ownPlan ?? (await deps.repos.tasks.latestPlan(task.targetKey ?? ""));
   const prompt = buildPlannerPrompt({
     taskId: task.id,
@@ -129,18 +129,18 @@ async function plan(
   if (stoppedBy) return skipped(`command ${stoppedBy} during the planner run`);
   const touched = await trees.changed();
   if (touched.length > 0) {
-    await report({ type: "command.failed", reason: "planner" }, readOnlyBreachReason(PLANNER_AGENT, touched));
+    await report({ type: "run.failed", reason: readOnlyBreachReason(PLANNER_AGENT, touched) });
     return { status: "failed", reason: "read-only-breach" };
   }
   if (result.outcome !== "ok" || !result.verdict) {
-    await report({ type: "command.failed", reason: "planner" }, `the planner ${result.outcome === "timeout" ? "timed out" : "failed"}: ${result.error?.message ?? result.outcome}`);
+    await report({ type: "run.failed", reason: `the planner ${result.outcome === "timeout" ? "timed out" : "failed"}: ${result.error?.message ?? result.outcome}` });
     return { status: "failed", reason: result.outcome };
   }
   if (discuss) {
     const answer = result.verdict.reply.trim() || result.verdict.plan.trim();
-    await report({ type: "command.answer-drafted", answer });
+    await report({ type: "answer.drafted", answer });
     return { status: "answered" };
   }
-  await report({ type: "command.plan-drafted", plan: result.verdict.plan.trim() });
+  await report({ type: "plan.drafted", plan: result.verdict.plan.trim() });
   return { status: "drafted", round: task.round };
 }

@@ -29,7 +29,7 @@ const HEADLINE: Record<string, string> = {
   queued: "🕒 queued",
   running: "▶️ running",
   paused: "⏸️ paused — it has spent its budget",
-  succeeded: "✅ done",
+  success: "✅ done",
   failed: "❌ failed",
   timeout: "⏱️ timed out",
   rejected: "🚫 rejected",
@@ -104,11 +104,11 @@ export function renderStatusComment(task: Task, facts: StatusFacts): string {
   if (task.status === "rejected" || task.status === "failed" || task.status === "cancelled") {
     if (task.failureReason) lines.push("", task.failureReason);
   }
-  if (task.resultText && (task.status === "succeeded" || task.status === "failed"))
+  if (task.resultText && (task.status === "success" || task.status === "failed"))
     lines.push("", task.resultText);
   if (task.prUrl) lines.push("", `**Pull request:** ${task.prUrl}`);
-  if (task.branch && task.status === "succeeded") lines.push(`**Branch:** \`${task.branch}\``);
-  if (task.status === "succeeded" || task.status === "failed" || task.status === "cancelled" || task.status === "timeout") {
+  if (task.branch && task.status === "success") lines.push(`**Branch:** \`${task.branch}\``);
+  if (task.status === "success" || task.status === "failed" || task.status === "cancelled" || task.status === "timeout") {
     if (facts.tokens > 0 || facts.costUsd > 0) lines.push("", `**Cost:** ${usage(facts)}`);
     if (facts.startedAt && task.finishedAt)
       lines.push(`**Took:** ${duration(task.finishedAt.getTime() - facts.startedAt.getTime())}`);

@@ -8,7 +8,7 @@ import {
   type TaskEvent,
 } from "@ratatoskr/contracts";
 import { budgetStanding, type Repositories, type Task } from "@ratatoskr/db";
-import { readOnlyBreachReason, watchTrees, type GitWorkspaces } from "@ratatoskr/git";
+import { readOnlyBreachReason, watchTrees, type GitWorkspaces, type Workspace } from "@ratatoskr/git";
 import { VerdictValidationError, type AgentPolicy, type AgentRunResult, type OpencodeClient } from "@ratatoskr/opencode";
 import {
   errorMessage,
@@ -21,14 +21,15 @@ import {
   resumeOptions,
   stepSessionToResume,
   runWhileTaskRuns,
-  taskBranch,
   type RunBudget,
   type StepSessionDeps,
+  type StoredEvent,
   type TransitionFn,
   type WatchedRunDeps,
 } from "@ratatoskr/pipeline";
-import { createJobProgress, PermanentError, skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
-import { buildReviewPrompt } from "../prompt/review-prompt.ts";
+import { createJobProgress, skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
+import { z } from "zod";
+import { reviewRequestOf, type ReviewRequest } from "../request/review-request.ts";
 
 export const REVIEWER_AGENT = "reviewer";
 
@@ -38,7 +39,7 @@ export const REVIEWER_POLICY: AgentPolicy = {
   default: "deny",
 };
 
-const SETTLED_BY = ["review.passed", "review.rejected", "run.failed", "run.timed_out"] as const;
+const SETTLED_BY = ["review.passed", "review.rejected", "run.succeeded", "run.failed", "run.timed_out"] as const;
 
 export interface ReviewHandlerDeps {
   repos: Pick<Repositories, "tasks" | "traces" | "events">;
@@ -52,6 +53,7 @@ export interface ReviewHandlerDeps {
 }
 
 type Ctx = JobContext<"review">;
+type ReviewRun = (AgentRunResult<ReviewVerdict> & { overBudget?: RunBudget }) | "stopped";
 
 /** Minor findings never fail a review; a rejection without a reason still names one. */
 export function reviewOutcome(verdict: ReviewVerdict): { passed: true } | { passed: false; findings: ReviewFinding[] } {
@@ -63,23 +65,32 @@ export function reviewOutcome(verdict: ReviewVerdict): { passed: true } | { pass
   return { passed: false, findings: [...verdict.findings, { severity: "major", file: null, text }] };
 }
 
+const drafted = z.object({ plan: z.string() });
+
+/** The plan the planner wrote last for this command. */
+export function latestPlanOf(events: readonly StoredEvent[]): string | undefined {
+  const parsed = drafted.safeParse(events.filter((e) => e.type === "plan.drafted").at(-1)?.payload);
+  return parsed.success ? parsed.data.plan : undefined;
+}
+
 /**
- * The `review` queue's handler (P3): the reviewer agent reads the whole branch diff of every
- * repository of the task and passes it (→ success, with branch and commit) or rejects it with
- * findings (→ the next dev round gets them). An unreadable verdict gets the client's repair
- * prompt, then one more run; then the task fails saying so.
+ * The `review` queue's handler (P3), one for every door: the reviewer agent reads the whole
+ * pushed branch diff of every repository of the task (or a command's plan, against the default
+ * branch) and passes it (minor findings kept) or rejects it with findings for the next round.
+ * An unreadable verdict gets the client's repair prompt, then one more run; then the task fails
+ * saying so. A job back after its process died resumes its dead attempt's session.
  */
 export function createReviewHandler(deps: ReviewHandlerDeps): JobHandler<"review"> {
   return async (data, ctx) => {
-    if (data.kind !== "diff") throw new PermanentError("reviewer: plan reviews come with the Gitea commands (a later issue)");
     const found = await loadStepTask(deps.repos, data.taskId, ctx.job.id, { step: "review", settledBy: SETTLED_BY, round: data.round });
     if ("skip" in found) return skipped(found.skip);
     const { task, events } = found;
-    const overBudget = await overBudgetRefusal(deps, task.id, "review");
+    // P5 before a code review (a plan's rounds stay with the planner).
+    const overBudget = data.kind === "plan" ? undefined : await overBudgetRefusal(deps, task.id, "review");
     if (overBudget) return skipped(overBudget);
-    const review = new Review(deps, data, ctx);
+    const review = new Review(deps, data, ctx, task);
     try {
-      return await review.run(task, latestDevCommit(events));
+      return await review.run(events);
     } catch (err) {
       if (ctx.signal.aborted || !isLastAttempt(ctx.job)) throw err;
       await review.report({ type: "run.failed", reason: withCause(`review of round ${data.round} failed`, errorMessage(err)) });
@@ -90,15 +101,20 @@ export function createReviewHandler(deps: ReviewHandlerDeps): JobHandler<"review
 
 class Review {
   private readonly traced: WatchedRunDeps & StepSessionDeps;
+  private readonly request: ReviewRequest;
+  private readonly planning: boolean;
 
   constructor(
     private readonly deps: ReviewHandlerDeps,
     private readonly data: ReviewJob,
     private readonly ctx: Ctx,
+    private readonly task: Task,
   ) {
     const progress = createJobProgress(ctx.job, { stage: "preparing workspaces", round: data.round }, ctx.logger);
     const { traces, tasks } = deps.repos;
     this.traced = { traces, tasks, opencode: deps.opencode, logger: ctx.logger, progress, statusPollMs: deps.statusPollMs };
+    this.request = reviewRequestOf(task);
+    this.planning = data.kind === "plan";
   }
 
   async report(event: TaskEvent): Promise<boolean> {
@@ -112,30 +128,41 @@ class Review {
     );
   }
 
-  async run(task: Task, commit: string | undefined): Promise<unknown> {
-    const workspaces = await prepareTaskWorkspaces(this.deps.git, task);
-    const diff = await this.deps.git.diffAll(workspaces);
-    if (diff.trim() === "") {
-      await this.report({ type: "run.failed", reason: `round ${this.data.round} left nothing to review: the branch has no changes` });
-      return { status: "failed", reason: "empty-diff" };
+  /** A plan is read against the default branch (a local branch, never pushed); code as it was pushed last. */
+  private async workspaces(): Promise<Workspace[]> {
+    const { request, task } = this;
+    const branch = this.planning ? `agent/plan-${task.id}` : request.branch;
+    const workspaces = await prepareTaskWorkspaces(this.deps.git, { id: request.workTaskId, title: task.title, repos: request.repos, branch });
+    if (!this.planning) for (const ws of workspaces) await this.deps.git.syncToRemote(ws);
+    return workspaces;
+  }
+
+  /** The prompt, or undefined when there is nothing to review (the task has then failed, saying so). */
+  private async prompt(workspaces: Workspace[], events: readonly StoredEvent[]): Promise<string | undefined> {
+    const round = this.data.round;
+    if (this.planning) {
+      const plan = latestPlanOf(events);
+      if (!plan) throw new Error("there is no plan to review");
+      return this.request.planPrompt({ round, plan });
     }
-    const prompt = buildReviewPrompt({
-      taskId: task.id,
-      round: this.data.round,
-      title: task.title,
-      goal: task.goal,
-      acceptanceCriteria: task.acceptanceCriteria,
-      diff,
-      maxDiffChars: this.deps.maxDiffChars,
-    });
-    const resume = await stepSessionToResume(this.traced, task.id, REVIEWER_AGENT, this.data.round);
-    const budget = await budgetStanding(this.deps.repos, task.id);
+    const diff = await this.deps.git.diffAll(workspaces);
+    if (diff.trim() !== "") return this.request.diffPrompt({ round, diff, maxDiffChars: this.deps.maxDiffChars });
+    await this.report({ type: "run.failed", reason: `round ${round} left nothing to review: the branch has no changes` });
+    return undefined;
+  }
+
+  async run(events: readonly StoredEvent[]): Promise<unknown> {
+    const workspaces = await this.workspaces();
+    const prompt = await this.prompt(workspaces, events);
+    if (prompt === undefined) return { status: "failed", reason: "empty-diff" };
+    const resume = await this.sessionToResume();
+    const budget = this.planning ? undefined : await budgetStanding(this.deps.repos, this.task.id);
     const trees = await watchTrees(this.deps.git, workspaces);
-    let result = await this.runAgent(task, prompt, resume, budget);
+    let result = await this.runAgent(prompt, resume, budget);
     if (result === "stopped") return skipped("task stopped during the review");
     if (result.outcome === "failed" && result.error instanceof VerdictValidationError) {
       this.ctx.logger.warn({ sessionId: result.sessionId, error: result.error.message }, "verdict unreadable after repair; one more run");
-      result = await this.runAgent(task, prompt, resumeOptions(result.sessionId, result.serverUrl), budget);
+      result = await this.runAgent(prompt, resumeOptions(result.sessionId, result.serverUrl), budget);
       if (result === "stopped") return skipped("task stopped during the review");
     }
     const touched = await trees.changed();
@@ -148,24 +175,27 @@ class Review {
       await this.report({ type: "budget.exceeded", ...result.overBudget, step: "review" });
       return { status: "paused", round: this.data.round };
     }
-    return this.settle(task, result, commit);
+    return this.settle(result, latestDevCommit(events));
   }
 
-  private async runAgent(
-    task: Task,
-    prompt: string,
-    resume: { sessionId?: string; serverUrl?: string },
-    budget: RunBudget | undefined,
-  ): Promise<(AgentRunResult<ReviewVerdict> & { overBudget?: RunBudget }) | "stopped"> {
+  /** Its own session when a dead attempt or the budget stopped it; else a PR iterate's implement review. */
+  private async sessionToResume(): Promise<{ sessionId?: string; serverUrl?: string }> {
+    const own = await stepSessionToResume(this.traced, this.task.id, REVIEWER_AGENT, this.data.round);
+    if (own.sessionId || this.request.sessionTaskId === undefined) return own;
+    const latest = await this.deps.repos.traces.findLatest(this.request.sessionTaskId, REVIEWER_AGENT);
+    return resumeOptions(latest?.sessionId, latest?.serverUrl);
+  }
+
+  private async runAgent(prompt: string, resume: { sessionId?: string; serverUrl?: string }, budget: RunBudget | undefined): Promise<ReviewRun> {
     const { stoppedBy, result, overBudget } = await runWhileTaskRuns(this.traced, {
-      taskId: task.id,
+      taskId: this.task.id,
       round: this.data.round,
       storeOnTask: true,
       signal: this.ctx.signal,
       what: "review",
       run: {
         agent: REVIEWER_AGENT,
-        directory: this.deps.git.taskDir(task.id),
+        directory: this.deps.git.taskDir(this.request.workTaskId),
         prompt,
         policy: REVIEWER_POLICY,
         schema: reviewVerdictSchema,
@@ -179,7 +209,7 @@ class Review {
     return overBudget ? { ...result, overBudget } : result;
   }
 
-  private async settle(task: Task, result: AgentRunResult<ReviewVerdict>, commit: string | undefined): Promise<unknown> {
+  private async settle(result: AgentRunResult<ReviewVerdict>, commit: string | undefined): Promise<unknown> {
     const round = this.data.round;
     if (result.outcome !== "ok" || !result.verdict) {
       const reason = result.error?.message ?? `run ended ${result.outcome}`;
@@ -193,7 +223,9 @@ class Review {
     }
     const outcome = reviewOutcome(result.verdict);
     if (outcome.passed) {
-      await this.report({ type: "review.passed", branch: taskBranch(task), commit: commit ?? "unknown" });
+      const minor = result.verdict.findings.filter((f) => !isBlockingFinding(f));
+      const reviewed = this.planning ? {} : { branch: this.request.branch, commit: commit ?? "unknown" };
+      await this.report({ type: "review.passed", ...reviewed, minor });
       return { status: "passed", round };
     }
     await this.report({ type: "review.rejected", findings: outcome.findings });

@@ -5,7 +5,7 @@ import { isWorkCommand } from "./intake-deps.ts";
 
 /**
  * `/agent cancel` (G7): cancels the running command of the issue/PR, or if none runs the next
- * waiting one. A running agent is interrupted; its partial work is never pushed. Returns what
+ * waiting one. A running agent is interrupted; what it had done is pushed to its branch, as on every door. Returns what
  * the cancel command's own status comment says.
  */
 export async function cancelCommand(deps: IntakeDeps, cancel: Task): Promise<string> {
@@ -18,7 +18,7 @@ export async function cancelCommand(deps: IntakeDeps, cancel: Task): Promise<str
   try {
     await deps.transition(
       victim.id,
-      { type: "command.cancelled" },
+      { type: "user.cancelled" },
       {
         patch: {
           failureReason: `cancelled by @${cancel.requesterLogin ?? "?"} with \`/agent cancel\` (#${cancel.id})`,
@@ -40,6 +40,6 @@ export async function cancelCommand(deps: IntakeDeps, cancel: Task): Promise<str
   const what = `\`${victim.commandKind}\` (#${victim.id}) by @${victim.requesterLogin}`;
   if (victim.status === "paused") return `Cancelled ${what}, which was paused by its budget; what it pushed stays.`;
   return wasRunning
-    ? `Cancelled ${what}, which was running: its agent was interrupted and its partial work stays unpushed.`
+    ? `Cancelled ${what}, which was running: its agent was interrupted and what it had done is kept on its branch.`
     : `Cancelled ${what}, which was waiting; it will not run.`;
 }

@@ -22,8 +22,8 @@ function latest<T>(events: readonly StoredEvent[], type: string, schema: z.ZodTy
 
 /** The PR description of `/agent implement`: closes the issue, says what was done and checked. Pure. */
 export function pullRequestBody(task: Task, events: readonly StoredEvent[]): string {
-  const report = latest(events, "command.dev-finished", devFinished);
-  const minor = latest(events, "command.review-passed", reviewPassed)?.minor ?? [];
+  const report = latest(events, "dev.finished", devFinished);
+  const minor = latest(events, "review.passed", reviewPassed)?.minor ?? [];
   return [
     `Closes #${task.targetNumber}`,
     "",
@@ -80,8 +80,8 @@ async function postAnswer(deps: IntakeDeps, task: Task): Promise<string> {
   const events = await deps.repos.events.list(task.id);
   const discuss = task.commandKind === "discuss";
   const text = discuss
-    ? latest(events, "command.answer-drafted", z.object({ answer: z.string() }))?.answer
-    : latest(events, "command.plan-drafted", z.object({ plan: z.string() }))?.plan;
+    ? latest(events, "answer.drafted", z.object({ answer: z.string() }))?.answer
+    : latest(events, "plan.drafted", z.object({ plan: z.string() }))?.plan;
   const rounds = discuss ? "" : `, reviewed in ${task.round} round${task.round === 1 ? "" : "s"}`;
   const heading = `### ${discuss ? "Answer" : "Plan"} (\`/agent ${task.commandKind}\` by @${task.requesterLogin}, command #${task.id}${rounds})`;
   const body = [marker, heading, "", text ?? "(empty)"].join("\n");
@@ -98,15 +98,15 @@ export async function publishCommand(deps: IntakeDeps, taskId: number) {
   if (!task) return skipped(`task ${taskId} does not exist`);
   if (task.status !== "running") return skipped(`task ${taskId} is ${task.status}`);
   if (task.targetType === "pr") {
-    const report = latest(await deps.repos.events.list(task.id), "command.dev-finished", devFinishedWithCommit);
-    return settle(deps, task, { type: "command.succeeded" }, {
+    const report = latest(await deps.repos.events.list(task.id), "dev.finished", devFinishedWithCommit);
+    return settle(deps, task, { type: "run.succeeded" }, {
       resultText: `Pushed ${report?.commit ?? "the revision"} to \`${task.branch}\`, reviewed: ${report?.summary ?? ""}`.trim(),
     });
   }
   if (task.commandKind === "implement") {
     const pull = await openPull(deps, task);
     deps.logger.info({ taskId, pull: pull.html_url }, "agent PR opened");
-    return settle(deps, task, { type: "command.succeeded" }, {
+    return settle(deps, task, { type: "run.succeeded" }, {
       prUrl: pull.html_url ?? null,
       resultText: `Opened ${pull.html_url ?? `PR !${pull.number}`} from \`${task.branch}\` (head ${(pull.head?.sha ?? "").slice(0, 7)}).`,
     });
@@ -114,7 +114,7 @@ export async function publishCommand(deps: IntakeDeps, taskId: number) {
   if (task.commandKind === "plan" || task.commandKind === "discuss" || task.commandKind === "iterate") {
     const url = await postAnswer(deps, task);
     const what = task.commandKind === "discuss" ? "Answer" : "Plan";
-    return settle(deps, task, { type: "command.succeeded" }, { resultText: `${what} posted: ${url}` });
+    return settle(deps, task, { type: "run.succeeded" }, { resultText: `${what} posted: ${url}` });
   }
   return skipped(`task ${taskId}: /agent ${task.commandKind} publishes nothing`);
 }
@@ -123,7 +123,7 @@ export async function publishCommand(deps: IntakeDeps, taskId: number) {
 export async function failPublish(deps: IntakeDeps, taskId: number, err: unknown): Promise<void> {
   const why = err instanceof Error ? err.message : String(err);
   await deps
-    .transition(taskId, { type: "command.failed", reason: "publish" }, { patch: { failureReason: `the work is done and pushed, but publishing it failed: ${why}` } })
+    .transition(taskId, { type: "run.failed", reason: `the work is done and pushed, but publishing it failed: ${why}` })
     .catch((failure: unknown) => {
       if (!(failure instanceof IllegalTransitionError)) throw failure;
     });
