@@ -8,5 +8,4 @@ export * from "./commands/budget-amount.parser.ts";
 export * from "./text/hidden-text.sanitizer.ts";
 export type { Comment, Issue, PullRequest, Repository, User } from "gitea-js";
 export * from "./run/command-run-heartbeat.ts";
-export * from "./run/by-source.ts";
 export * from "./run/command-job.ts";

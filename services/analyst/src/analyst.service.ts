@@ -3,7 +3,6 @@ import { checkOpencodeAtStart, createOpencodeClientFromConfig } from "@ratatoskr
 import { defineService } from "@ratatoskr/service-host";
 import { ANALYST_CONFIG_SCHEMA, loadAnalystConfig } from "./config/analyst.config.ts";
 import { join } from "node:path";
-import { bySource } from "@ratatoskr/gitea";
 import { activeJobTasks, createTaskGit, ensureSharedAgentDir, startGitWorkspaceRelease, warmSharedAgentDir } from "@ratatoskr/pipeline";
 import { createAnalyseTurnHandler } from "./handlers/analyse-turn.handler.ts";
 import { createGiteaPlanHandler } from "./gitea/gitea-plan.handler.ts";
@@ -44,7 +43,7 @@ export const analystService = defineService({
     const gitConfig = { ...config.repositories, workspaceDir: config.workspace.dir, giteaUser: "ratatoskr", retentionMs: 86_400_000 };
     const git = createTaskGit(gitConfig, join(config.workspace.dir, "planner"), logger);
     let stopRelease: (() => Promise<void>) | undefined;
-    const gitea = createGiteaPlanHandler({
+    const planner = createGiteaPlanHandler({
       repos: ctx.repos,
       transition: (taskId, event, options) => ctx.transition(taskId, event, options),
       opencode: client,
@@ -56,7 +55,8 @@ export const analystService = defineService({
       statusPollMs: 1_000,
     });
     return {
-      handlers: { [QUEUE.analyst]: bySource(ctx.repos.tasks, { telegram: handler, gitea }) },
+      // Two steps share the queue: the dialogue (a front phase) and the planner; the job says which.
+      handlers: { [QUEUE.analyst]: (data, job) => (data.kind === "plan" || data.kind === "discuss" ? planner(data, job) : handler(data, job)) },
       // Redis can be lost; the analyses Postgres says are waiting are found and put right.
       async start() {
         // opencode boots the analyst's directory now, not in the first analysis (which shares the wait).

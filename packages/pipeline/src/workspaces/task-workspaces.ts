@@ -14,6 +14,16 @@ export function taskBranch(task: WorkspaceTask): string {
   return task.branch ?? branchName(task.id, task.title ?? `task ${task.id}`);
 }
 
+/**
+ * The implement command a PR's `/agent iterate` continues, from the PR's branch
+ * (`agent/issue-<N>-<taskId>`): the iterate works in that command's trees and goes on in its
+ * sessions. Undefined for every other task.
+ */
+export function iteratedCommandOf(task: { branch: string | null; commandKind: string | null; targetType: string | null }): number | undefined {
+  const match = /^agent\/issue-\d+-(\d+)$/.exec(task.branch ?? "");
+  return task.commandKind === "iterate" && task.targetType === "pr" && match ? Number(match[1]) : undefined;
+}
+
 /** One working tree per repository of the task, all on the task branch, in the draft's order. */
 export async function prepareTaskWorkspaces(git: GitWorkspaces, task: WorkspaceTask): Promise<Workspace[]> {
   if (task.repos.length === 0) throw new Error(`task ${task.id} names no repository`);

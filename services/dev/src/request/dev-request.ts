@@ -1,7 +1,7 @@
 import type { ReviewFinding } from "@ratatoskr/contracts";
 import type { Task } from "@ratatoskr/db";
 import { commitMessage, roundTrailer } from "@ratatoskr/git";
-import { taskBranch } from "@ratatoskr/pipeline";
+import { iteratedCommandOf, taskBranch } from "@ratatoskr/pipeline";
 import { buildDevPrompt } from "../prompt/dev-prompt.ts";
 import { buildGiteaDevPrompt } from "../prompt/gitea-dev-prompt.ts";
 import type { RoundCommit } from "../work/deliver-work.ts";
@@ -36,12 +36,6 @@ export interface DevRequest {
   prompt(context: DevPromptContext): string;
 }
 
-/** `agent/issue-<N>-<taskId>` of a PR iterate → the implement command whose tree and sessions it continues. */
-function originOf(task: Task): number | undefined {
-  const match = /^agent\/issue-\d+-(\d+)$/.exec(task.branch ?? "");
-  return task.commandKind === "iterate" && task.targetType === "pr" && match ? Number(match[1]) : undefined;
-}
-
 function draftRequest(task: Task): DevRequest {
   const title = task.title ?? `task ${task.id}`;
   return {
@@ -69,7 +63,7 @@ function draftRequest(task: Task): DevRequest {
 }
 
 function commandRequest(task: Task): DevRequest {
-  const origin = originOf(task);
+  const origin = iteratedCommandOf(task);
   const command = task.commandKind ?? "implement";
   const maxRounds = command === "fix" ? 1 : task.maxRounds;
   const sign = task.targetType === "pr" ? "!" : "#";

@@ -1,6 +1,6 @@
 import type { Task } from "@ratatoskr/db";
 import { visibleText } from "@ratatoskr/gitea";
-import { taskBranch } from "@ratatoskr/pipeline";
+import { iteratedCommandOf, taskBranch } from "@ratatoskr/pipeline";
 import { buildPlanReviewPrompt } from "../prompt/plan-review-prompt.ts";
 import { buildReviewPrompt } from "../prompt/review-prompt.ts";
 
@@ -19,12 +19,6 @@ export interface ReviewRequest {
   planPrompt(input: { round: number; plan: string }): string;
 }
 
-/** `agent/issue-<N>-<taskId>` of a PR iterate → the implement command whose tree and review session it continues. */
-function originOf(task: Task): number | undefined {
-  const match = /^agent\/issue-\d+-(\d+)$/.exec(task.branch ?? "");
-  return task.commandKind === "iterate" && task.targetType === "pr" && match ? Number(match[1]) : undefined;
-}
-
 function draftRequest(task: Task): ReviewRequest {
   return {
     workTaskId: task.id,
@@ -39,7 +33,7 @@ function draftRequest(task: Task): ReviewRequest {
 }
 
 function commandRequest(task: Task): ReviewRequest {
-  const origin = originOf(task);
+  const origin = iteratedCommandOf(task);
   const message = visibleText(task.commandMessage ?? "");
   const goal = [visibleText(task.goal ?? ""), message ? `Request from @${task.requesterLogin}: ${message}` : ""].filter(Boolean).join("\n\n");
   return {
