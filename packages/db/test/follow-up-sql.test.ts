@@ -81,10 +81,10 @@ async function viaPrisma(where: object, queues: string[]) {
   const tasks = await prisma.task.findMany({
     where,
     orderBy: { id: "asc" },
-    select: { id: true, version: true, followUps: { where: { queue: { in: queues } }, orderBy: { id: "desc" }, take: 1 } },
+    select: { id: true, version: true, source: true, followUps: { where: { queue: { in: queues } }, orderBy: { id: "desc" }, take: 1 } },
   });
   return tasks.flatMap((task) =>
-    task.followUps[0] ? [{ taskId: task.id, taskVersion: task.version, followUp: task.followUps[0] }] : [],
+    task.followUps[0] ? [{ taskId: task.id, taskVersion: task.version, source: task.source, followUp: task.followUps[0] }] : [],
   );
 }
 
@@ -108,9 +108,10 @@ describe("the idle sweeps' plain-SQL reads select what their Prisma queries did"
     expect(await listAwaitingAnalysis(prisma)).toEqual(expected);
   });
 
-  it("dev rounds and reviews: approved or running Telegram tasks, each with its newest dev-or-review job", async () => {
-    const expected = await viaPrisma({ source: "telegram", status: { in: ["approved", "running"] } }, [QUEUE.dev, QUEUE.review]);
-    expect(expected).toHaveLength(3);
+  it("dev rounds and reviews: approved or running tasks of every door, each with its newest pipeline-step job", async () => {
+    const expected = await viaPrisma({ status: { in: ["approved", "running"] } }, [QUEUE.dev, QUEUE.review, QUEUE.analyst, QUEUE.intake]);
+    expect(expected).toHaveLength(4);
+    expect(expected.map((awaited) => awaited.source)).toContain("gitea");
     expect(await listAwaitingDevOrReview(prisma)).toEqual(expected);
   });
 

@@ -22,3 +22,4 @@ export * from "./run/step-job.ts";
 export * from "./run/watched-run.ts";
 export * from "./run/spend-watch.ts";
 export * from "./run/step-session.ts";
+export * from "./run/failure-cause.ts";

@@ -8,6 +8,8 @@ describe("how a job ended outside its handler", () => {
     expect(lostStepReason("dev", stalled)).toBe(
       "the dev round was cut off: the process running it died 3 times in a row (killed or crashed); /retry starts the task again",
     );
+    // A Gitea command is started again by a new comment, not by /retry.
+    expect(lostStepReason("dev", stalled, "gitea")).toMatch(/died 3 times in a row \(killed or crashed\); comment the command again to retry$/);
     expect(jobEndOf({ failedReason: "job started more than allowable limit", attemptsMade: 1 }, "failed").kind).toBe("worker-died");
   });
 

@@ -61,6 +61,22 @@ describe("postmortem after a failure", () => {
     expect(after.version).toBe(before.task.version);
   });
 
+  it.each([
+    ["push-rejected", "someone else pushed to the branch", "merge or drop it, then /retry the task"],
+    ["repo-not-found", "could not be found on the git host", "give the bot's account access to it"],
+    ["auth-refused", "refused the bot's credentials", "renew the bot's token"],
+    ["refs-moved", "refs other than the task's branch changed", "restore them"],
+  ] as const)("explains a failure with a known cause (%s) plainly, without a model run", async (cause, why, whatToDo) => {
+    const m = marker(`known-${cause}`);
+    const task = await h.runningTask(`Known cause ${m}`);
+    await h.transition(task.id, { type: "run.failed", reason: `the failure, ${m}`, cause });
+
+    const notice = (await h.waitForNotice(task.id, "task.postmortem")).find((n) => n.template === "task.postmortem");
+    expect(notice?.params).toMatchObject({ taskId: task.id, cause: "failed", why: expect.stringContaining(why), whatToDo: expect.stringContaining(whatToDo) });
+    expect(h.postmortemPrompts(m)).toEqual([]);
+    expect(await h.postmortemTraces(task.id)).toEqual([]);
+  });
+
   it("sends one postmortem per failure even when the job is delivered again", async () => {
     const m = marker("again");
     h.model.addRule({ match: { systemIncludes: POSTMORTEM_SYSTEM_MARK, promptIncludes: m }, reply: [reply.json(verdict), reply.json(verdict)] });

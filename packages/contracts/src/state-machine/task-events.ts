@@ -121,8 +121,11 @@ export type PipelineEvent =
   | { type: "review.rejected"; findings: ReviewFinding[] }
   /** The work is delivered where the door delivers it (a PR opened or updated, a plan posted, a fix pushed). */
   | { type: "run.succeeded" }
-  /** `reason`: what the person reads, stored on the task. */
-  | { type: "run.failed"; reason: string }
+  /**
+   * `reason`: what the person reads, stored on the task. `cause`: a failure whose cause is known
+   * for certain (the postmortem then explains it plainly, without a model run).
+   */
+  | { type: "run.failed"; reason: string; cause?: KnownFailureCause }
   /** A run hit its idle or hard timeout; what it did is pushed and its session is kept. */
   | { type: "run.timed_out"; reason?: string }
   | { type: "user.cancelled" }
@@ -132,6 +135,10 @@ export type PipelineEvent =
    */
   | { type: "user.continued" }
   | BudgetEvent;
+
+/** Failures whose cause the service knows for certain, and what the person can do about each. */
+export const KNOWN_FAILURE_CAUSES = ["repo-not-found", "auth-refused", "push-rejected", "refs-moved"] as const;
+export type KnownFailureCause = (typeof KNOWN_FAILURE_CAUSES)[number];
 
 /**
  * The per-task budget (P5, see `checkBudget`): a service found the spend past the budget; the

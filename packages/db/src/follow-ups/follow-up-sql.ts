@@ -18,6 +18,8 @@ export interface AwaitedFollowUp {
    * newer follow-up) moves it.
    */
   taskVersion: number;
+  /** The door it came through: what the person is told to do next depends on it. */
+  source: string;
   followUp: FollowUp;
 }
 
@@ -26,7 +28,7 @@ const LIST_UNDISPATCHED = `SELECT * FROM follow_ups
   ORDER BY id LIMIT $2`;
 
 /** Each task's newest follow-up on the queues $1, for the tasks the WHERE clause picks. */
-const newestFollowUp = (taskWhere: string) => `SELECT f.*, t.version AS awaited_task_version FROM tasks t
+const newestFollowUp = (taskWhere: string) => `SELECT f.*, t.version AS awaited_task_version, t.source AS awaited_task_source FROM tasks t
   CROSS JOIN LATERAL (SELECT * FROM follow_ups f WHERE f.task_id = t.id AND f.queue = ANY($1::text[])
     ORDER BY f.id DESC LIMIT 1) f
   WHERE ${taskWhere}
@@ -45,9 +47,9 @@ async function queryRows(prisma: PrismaClient, name: string, text: string, value
 }
 
 async function awaited(prisma: PrismaClient, name: string, text: string, values: unknown[]): Promise<AwaitedFollowUp[]> {
-  return (await queryRows(prisma, name, text, values)).map(({ awaited_task_version: taskVersion, ...row }) => {
+  return (await queryRows(prisma, name, text, values)).map(({ awaited_task_version: taskVersion, awaited_task_source: source, ...row }) => {
     const followUp = camelRow<FollowUp>(row);
-    return { taskId: followUp.taskId, taskVersion: Number(taskVersion), followUp };
+    return { taskId: followUp.taskId, taskVersion: Number(taskVersion), source: String(source), followUp };
   });
 }
 

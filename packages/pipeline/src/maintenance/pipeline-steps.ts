@@ -28,12 +28,13 @@ export interface RunningStepDeps {
 const STEP_NAMES: Record<StepQueue, string> = { dev: "dev round", review: "review" };
 
 /** What the person reads when the step's job ended outside its handler: how it really ended. */
-export function lostStepReason(queue: StepQueue, end: JobEnd): string {
-  return `${jobEndReason(STEP_NAMES[queue], end)}; /retry starts the task again`;
+export function lostStepReason(queue: StepQueue, end: JobEnd, source = "telegram"): string {
+  const again = source === "gitea" ? "comment the command again to retry" : "/retry starts the task again";
+  return `${jobEndReason(STEP_NAMES[queue], end)}; ${again}`;
 }
 
 /**
- * A dev round or a review of a Telegram task as the sweep sees it: the task is `approved` or
+ * A dev round or a review of a task of any door as the sweep sees it: the task is `approved` or
  * `running` and its newest dev-or-review follow-up is on `queue`. A job that ended without
  * reporting back fails the task with the reason, which the person reads (and a postmortem follows).
  */
@@ -45,7 +46,7 @@ export function runningStep(deps: RunningStepDeps, queue: StepQueue): SweptStep 
     },
     jobState: (jobId) => deps.queues.queues[queue].getJobState(jobId),
     async release(step, state, logger) {
-      const reason = lostStepReason(queue, await readJobEnd(deps.queues.queues[queue], step.followUp.jobId, state));
+      const reason = lostStepReason(queue, await readJobEnd(deps.queues.queues[queue], step.followUp.jobId, state), step.source);
       return reportUnlessMovedOn(
         () => deps.transition(step.taskId, { type: "run.failed", reason }, { expectVersion: step.taskVersion }),
         logger,

@@ -6,6 +6,7 @@ import {
   errorMessage,
   finishedRunOf,
   isLastAttempt,
+  knownFailureCause,
   latestFindings,
   loadStepTask,
   overBudgetRefusal,
@@ -79,7 +80,7 @@ export function createDevRoundHandler(deps: DevHandlerDeps): JobHandler<"dev"> {
     } catch (err) {
       if (ctx.signal.aborted || !isLastAttempt(ctx.job)) throw err;
       // The last attempt settles the task: a person learns why, instead of a task stuck running.
-      await round.report({ type: "run.failed", reason: withCause(`dev round ${data.round} failed`, errorMessage(err)) });
+      await round.report({ type: "run.failed", reason: withCause(`dev round ${data.round} failed`, errorMessage(err)), ...knownFailureCause(err) });
       throw err;
     }
   };
@@ -123,7 +124,7 @@ class DevRound {
     try {
       workspaces = await prepareTaskWorkspaces(this.deps.git, { id: request.workTaskId, title: task.title, repos: request.repos, branch: request.branch });
     } catch (err) {
-      await this.report({ type: "run.failed", reason: withCause("could not prepare the repositories", errorMessage(err)) });
+      await this.report({ type: "run.failed", reason: withCause("could not prepare the repositories", errorMessage(err)), ...knownFailureCause(err) });
       return { status: "failed", reason: "workspace" };
     }
     if (!(await this.stillRunning())) return skipped("task moved on while its repositories were prepared");
@@ -139,7 +140,7 @@ class DevRound {
     // Only the service pushes, and only the task branch: anything else that moved fails the task.
     const moved = await remote.moved();
     if (moved.length > 0) {
-      await this.report({ type: "run.failed", reason: movedRefsReason(moved) });
+      await this.report({ type: "run.failed", reason: movedRefsReason(moved), cause: "refs-moved" });
       return { status: "failed", reason: "remote-refs-moved" };
     }
     if (run.stopped) {
@@ -269,7 +270,7 @@ class DevRound {
     } catch (err) {
       if (!(err instanceof PushRejectedError)) throw err;
       // The error names the branch, the repository and why; a summary in front would say it twice.
-      await this.report({ type: "run.failed", reason: err.message });
+      await this.report({ type: "run.failed", reason: err.message, cause: "push-rejected" });
       return { failed: { status: "failed", reason: "push-rejected" } };
     }
   }

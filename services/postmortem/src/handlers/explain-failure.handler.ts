@@ -7,6 +7,7 @@ import { sendNotice, POSTMORTEM_TEMPLATES, type PostmortemNotice } from "../noti
 import { buildPostmortemPrompt } from "../prompt/postmortem-prompt.ts";
 import { noticeOf, postmortemVerdictSchema } from "../verdict/postmortem-verdict.schema.ts";
 import { failureReason, findFailureEvent } from "./failure-event.ts";
+import { knownCauseNotice, knownCauseOf } from "./known-cause.ts";
 
 export const POSTMORTEM_AGENT = "postmortem";
 
@@ -50,21 +51,36 @@ export function createExplainFailureHandler(deps: PostmortemHandlerDeps): JobHan
     if (sent) return skipped(`the postmortem of task ${task.id} (${data.cause}, version ${failure.version}) was already sent`);
 
     const traced: TracedRunDeps = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
-    let notice: PostmortemNotice;
-    try {
-      await settleDeadRuns(traced, task.id, POSTMORTEM_AGENT);
-      notice = await explain(deps, traced, task, { cause: data.cause, reason: failureReason(failure) ?? task.failureReason }, ctx);
-    } catch (err) {
-      if (ctx.signal.aborted) throw err; // shutting down: the job goes back to the queue
-      if (err instanceof RunNotStartedError && !isLastAttempt(ctx.job)) throw err;
-      ctx.logger.error({ err, taskId: task.id, cause: data.cause }, "postmortem unavailable");
-      notice = { template: "task.postmortem-unavailable", params: { taskId: task.id, reason: `the postmortem agent failed: ${errorMessage(err)}`.slice(0, 500) } };
-    }
+    // A cause known for certain is explained plainly: no model run, nothing to pay for.
+    const known = data.cause === "failed" ? knownCauseOf(failure.payload) : undefined;
+    const language = task.locale === "ru" ? "ru" : "en";
+    const notice = known
+      ? knownCauseNotice(task.id, known, language, task.source === "gitea" ? "gitea" : "telegram")
+      : await explainOrSayUnavailable(deps, traced, task, { cause: data.cause, reason: failureReason(failure) ?? task.failureReason }, ctx);
     const sentId = await sendNotice({ repos: deps.repos, enqueue: deps.enqueue, logger: ctx.logger }, task, notice, failure.createdAt);
     if (sentId === null) return skipped(`the postmortem of task ${task.id} (${data.cause}) was sent meanwhile`);
     ctx.logger.info({ taskId: task.id, cause: data.cause, template: notice.template }, "postmortem sent");
     return { sent: notice.template };
   };
+}
+
+/** The agent's explanation, or "postmortem unavailable" with why; throws only to be retried. */
+async function explainOrSayUnavailable(
+  deps: PostmortemHandlerDeps,
+  traced: TracedRunDeps,
+  task: Task,
+  failure: { cause: "failed" | "timeout"; reason: string | null },
+  ctx: Ctx,
+): Promise<PostmortemNotice> {
+  try {
+    await settleDeadRuns(traced, task.id, POSTMORTEM_AGENT);
+    return await explain(deps, traced, task, failure, ctx);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err; // shutting down: the job goes back to the queue
+    if (err instanceof RunNotStartedError && !isLastAttempt(ctx.job)) throw err;
+    ctx.logger.error({ err, taskId: task.id, cause: failure.cause }, "postmortem unavailable");
+    return { template: "task.postmortem-unavailable", params: { taskId: task.id, reason: `the postmortem agent failed: ${errorMessage(err)}`.slice(0, 500) } };
+  }
 }
 
 async function explain(

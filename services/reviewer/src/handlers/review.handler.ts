@@ -13,6 +13,7 @@ import { VerdictValidationError, type AgentPolicy, type AgentRunResult, type Ope
 import {
   errorMessage,
   isLastAttempt,
+  knownFailureCause,
   latestDevCommit,
   loadStepTask,
   overBudgetRefusal,
@@ -93,7 +94,7 @@ export function createReviewHandler(deps: ReviewHandlerDeps): JobHandler<"review
       return await review.run(events);
     } catch (err) {
       if (ctx.signal.aborted || !isLastAttempt(ctx.job)) throw err;
-      await review.report({ type: "run.failed", reason: withCause(`review of round ${data.round} failed`, errorMessage(err)) });
+      await review.report({ type: "run.failed", reason: withCause(`review of round ${data.round} failed`, errorMessage(err)), ...knownFailureCause(err) });
       throw err;
     }
   };
