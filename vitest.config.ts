@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
 
@@ -22,6 +23,9 @@ export default defineConfig({
     include: ["packages/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "test/**/*.test.ts"],
     globalSetup: ["./packages/testkit/src/vitest/global-setup.ts"],
     pool: "forks",
+    // vitest's default is one fork fewer than the cores: on two cores, one file at a time. Most
+    // files wait on processes they started (opencode, services, git), so two run side by side.
+    maxWorkers: Number(process.env.VITEST_MAX_WORKERS ?? Math.max(2, availableParallelism())),
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: [
