@@ -60,12 +60,6 @@ export interface OpencodeClient {
    * every server is ready (or its wait ran out); rejects when a server cannot be asked.
    */
   warmDirectory(directory: string, options?: { model?: string | ModelRef; signal?: AbortSignal }): Promise<void>;
-  /**
-   * Releases `directory` on every server where a run of this client met it (opencode keeps a
-   * booted location, tens of MB, until told): for a task's tree once the task has ended and no job
-   * of it runs. A later run there boots it again. Returns how many servers released it.
-   */
-  releaseDirectory(directory: string, signal?: AbortSignal): Promise<number>;
   /** Runs holding or waiting for a slot, per server URL. */
   load(): Record<string, { running: number; waiting: number }>;
   /**
@@ -136,16 +130,6 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
     async warmDirectory(directory, warmOptions) {
       const providerId = (await resolveModel(warmOptions?.model))?.providerID;
       await Promise.all(servers.map((s) => s.warmup.ready(directory, providerId, warmOptions?.signal)));
-    },
-    async releaseDirectory(directory, signal) {
-      const holders = servers.filter((s) => s.warmup.knows(directory));
-      const released = await Promise.all(
-        holders.map(async (s) => {
-          s.warmup.forgetDirectory(directory);
-          return s.api.disposeLocation(directory, signal);
-        }),
-      );
-      return released.filter(Boolean).length;
     },
     load: () => Object.fromEntries(servers.map((s) => [s.url, { running: s.gate.load - s.gate.waiting, waiting: s.gate.waiting }])),
     async sessionProgress(sessionId, signal, serverUrl) {

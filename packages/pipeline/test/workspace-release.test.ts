@@ -8,7 +8,7 @@ import { createGitWorkspaces, type GitWorkspaces } from "@ratatoskr/git";
 import { commitToBare, createBareRepo } from "@ratatoskr/testkit";
 import { createLogger } from "@ratatoskr/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { releaseFinishedWorkspaces, releaseTaskDirs } from "../src/workspaces/workspace-release.ts";
+import { releaseFinishedWorkspaces } from "../src/workspaces/workspace-release.ts";
 
 /**
  * The README promises that a finished task's working trees are removed after
@@ -122,30 +122,5 @@ describe("the workspace release", () => {
     clock += RETENTION_MS + 1;
     expect(await releaseFinishedWorkspaces({ git, tasks: repos.tasks, inUse: none, logger })).toEqual({ marked: [], removed: [] });
     expect(await exists(task.tree)).toBe(true);
-  });
-
-  it("has the agent server let go of the directories of the tasks it marked, once each, and never a busy one's", async () => {
-    const git = workspaces();
-    const done = await taskWithTree(git, "success");
-    const busyTask = await taskWithTree(git, "cancelled");
-    const running = await taskWithTree(git, "running");
-    const released: string[] = [];
-    const releaseAgentDirs = releaseTaskDirs({ releaseDirectory: async (d) => (released.push(d), 1) }, git);
-    const inUse = async () => new Set([busyTask.id]);
-
-    await releaseFinishedWorkspaces({ git, tasks: repos.tasks, inUse, releaseAgentDirs, logger });
-    expect(released).toEqual([git.taskDir(done.id)]);
-    await releaseFinishedWorkspaces({ git, tasks: repos.tasks, inUse, releaseAgentDirs, logger });
-    expect(released).toEqual([git.taskDir(done.id)]);
-    expect(released).not.toContain(git.taskDir(running.id));
-  });
-
-  it("still marks and sweeps when the agent server cannot be told", async () => {
-    const git = workspaces();
-    const done = await taskWithTree(git, "failed");
-    const releaseAgentDirs = releaseTaskDirs({ releaseDirectory: async () => Promise.reject(new Error("opencode is down")) }, git);
-    expect((await releaseFinishedWorkspaces({ git, tasks: repos.tasks, inUse: none, releaseAgentDirs, logger })).marked).toEqual([done.id]);
-    clock += RETENTION_MS + 1;
-    expect((await releaseFinishedWorkspaces({ git, tasks: repos.tasks, inUse: none, releaseAgentDirs, logger })).removed).toEqual([done.id]);
   });
 });

@@ -3,7 +3,7 @@ import { checkOpencodeAtStart, createOpencodeClientFromConfig } from "@ratatoskr
 import { defineService } from "@ratatoskr/service-host";
 import { ANALYST_CONFIG_SCHEMA, loadAnalystConfig } from "./config/analyst.config.ts";
 import { join } from "node:path";
-import { activeJobTasks, createTaskGit, ensureSharedAgentDir, releaseTaskDirs, startGitWorkspaceRelease, warmSharedAgentDir } from "@ratatoskr/pipeline";
+import { activeJobTasks, createTaskGit, ensureSharedAgentDir, startGitWorkspaceRelease, warmSharedAgentDir } from "@ratatoskr/pipeline";
 import { createAnalyseTurnHandler } from "./handlers/analyse-turn.handler.ts";
 import { createGiteaPlanHandler } from "./gitea/gitea-plan.handler.ts";
 import { startAnalysisSweeper } from "./maintenance/analysis-sweeper.ts";
@@ -70,11 +70,7 @@ export const analystService = defineService({
           intervalMs: config.sweep.intervalMs,
           graceMs: config.sweep.graceMs,
         });
-        stopRelease = startGitWorkspaceRelease(
-          gitConfig,
-          { git, tasks: ctx.repos.tasks, inUse: activeJobTasks([ctx.queues.queues[QUEUE.analyst]]), releaseAgentDirs: releaseTaskDirs(client, git), logger },
-          "planner-workspace-release",
-        );
+        stopRelease = startGitWorkspaceRelease(gitConfig, { git, tasks: ctx.repos.tasks, inUse: activeJobTasks([ctx.queues.queues[QUEUE.analyst]]), logger }, "planner-workspace-release");
       },
       async stop() {
         stopWarming?.();

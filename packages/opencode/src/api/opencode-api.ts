@@ -125,22 +125,6 @@ export class OpencodeApi {
   }
 
   /**
-   * Releases what the server holds for a directory (opencode's instance: its provider state,
-   * file index and watchers), rebuilt on the next request there. opencode cancels any turn still
-   * running in that directory, so callers release only a directory no run uses. False on 404 (a
-   * server without the route).
-   */
-  async disposeLocation(directory: string, signal?: AbortSignal): Promise<boolean> {
-    try {
-      await this.http.json("POST", `/instance/dispose?directory=${enc(directory)}`, undefined, signal);
-      return true;
-    } catch (err) {
-      if (err instanceof OpencodeHttpError && err.status === 404) return false;
-      throw err;
-    }
-  }
-
-  /**
    * Models the server knows for a directory (empty while that location is still booting). While
    * the location boots its configured providers the list is models.dev's whole catalogue (~8,000
    * models, 4.5 MB): an expensive call, so readiness asks {@link provider} first.

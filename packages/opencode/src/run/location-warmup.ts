@@ -58,19 +58,6 @@ export class LocationWarmup {
     this.ready_.delete(keyOf(directory, providerId));
   }
 
-  /** Whether a run through this client met `directory` (ready or still booting), for any provider. */
-  knows(directory: string): boolean {
-    const suffix = `\u0000${directory}`;
-    for (const key of [...this.ready_, ...this.pending.keys()]) if (key.endsWith(suffix)) return true;
-    return false;
-  }
-
-  /** Forgets every provider's readiness of `directory` (its location was released). */
-  forgetDirectory(directory: string): void {
-    const suffix = `\u0000${directory}`;
-    for (const key of [...this.ready_]) if (key.endsWith(suffix)) this.ready_.delete(key);
-  }
-
   /** True once ready; false when the wait ran out or the location has no such provider. */
   private async poll(directory: string, providerId: string | undefined, until: number): Promise<boolean> {
     let delay = 50;

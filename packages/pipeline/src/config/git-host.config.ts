@@ -46,9 +46,8 @@ export const GIT_HOST_CONFIG_SCHEMA = {
     description: "How long a finished task's working trees are kept before the sweep removes them",
   }),
   workspaceSweepIntervalMs: envDurationMs("WORKSPACE_SWEEP_INTERVAL_MS", {
-    default: 60_000,
-    description:
-      "How often the working trees of ended tasks are marked finished (and their opencode locations released) and those past WORKSPACE_RETENTION_MS removed",
+    default: 600_000,
+    description: "How often the working trees of ended tasks are marked finished and those past WORKSPACE_RETENTION_MS removed",
   }),
 };
 
@@ -59,7 +58,7 @@ export interface GitHostConfig {
   giteaUser: string;
   localGitRoot?: string | undefined;
   retentionMs: number;
-  /** How often the workspace release runs (see workspace-release.ts); default 1 min. */
+  /** How often the workspace release runs (see workspace-release.ts); default 10 min. */
   workspaceSweepIntervalMs?: number;
 }
 

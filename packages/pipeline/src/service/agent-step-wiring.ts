@@ -6,7 +6,7 @@ import { checkOpencodeAtStart, createOpencodeClientFromConfig, type OpencodeClie
 import type { Logger, QueueSet, ReadinessCheck, Redis, ShutdownRegistry } from "@ratatoskr/runtime";
 import type { GitHostConfig } from "../config/git-host.config.ts";
 import { createTaskGit } from "../workspaces/task-git.ts";
-import { activeJobTasks, releaseTaskDirs, startGitWorkspaceRelease } from "../workspaces/workspace-release.ts";
+import { activeJobTasks, startGitWorkspaceRelease } from "../workspaces/workspace-release.ts";
 import { runningStep } from "../maintenance/pipeline-steps.ts";
 import type { TransitionFn } from "../run/step-job.ts";
 import { startStepSweeper } from "../maintenance/step-sweeper.ts";
@@ -77,13 +77,7 @@ export function wireAgentStep(
         );
         stopRelease = startGitWorkspaceRelease(
           config.git,
-          {
-            git,
-            tasks: host.repos.tasks,
-            inUse: activeJobTasks([host.queues.queues[step.queue]]),
-            releaseAgentDirs: releaseTaskDirs(opencode, git),
-            logger,
-          },
+          { git, tasks: host.repos.tasks, inUse: activeJobTasks([host.queues.queues[step.queue]]), logger },
           `${step.queue}-workspace-release`,
         );
       },

@@ -1,7 +1,6 @@
 import { FINAL_STATUSES, type TaskStatus } from "@ratatoskr/contracts";
 import type { TaskRepository } from "@ratatoskr/db";
 import type { GitWorkspaces } from "@ratatoskr/git";
-import type { OpencodeClient } from "@ratatoskr/opencode";
 import { startPeriodicTask, type Logger } from "@ratatoskr/runtime";
 import { remoteSpecOf, type GitHostConfig } from "../config/git-host.config.ts";
 
@@ -16,11 +15,6 @@ export interface WorkspaceReleaseDeps {
    * task's trees are left alone until no job of it runs.
    */
   inUse(): Promise<ReadonlySet<number>>;
-  /**
-   * Frees what the agent server holds for the tasks whose trees were just marked finished (their
-   * opencode locations): run once per task, after the mark held.
-   */
-  releaseAgentDirs?(taskIds: readonly number[]): Promise<void>;
   logger: Logger;
 }
 
@@ -36,7 +30,7 @@ export interface WorkspaceReleaseResult {
  * marked finished once no job of them runs (the retention counts from here), then the trees
  * finished longer ago than WORKSPACE_RETENTION_MS are removed. A task that moved on again between
  * the read and the mark (a /continue, a /retry) gets its mark taken back, and its next job's
- * prepare clears it too. The agent server then lets go of the marked tasks' locations.
+ * prepare clears it too.
  */
 export async function releaseFinishedWorkspaces(deps: WorkspaceReleaseDeps): Promise<WorkspaceReleaseResult> {
   const open = await deps.git.unfinishedTaskIds();
@@ -49,11 +43,7 @@ export async function releaseFinishedWorkspaces(deps: WorkspaceReleaseDeps): Pro
     if (still.has(taskId)) marked.push(taskId);
     else await deps.git.clearFinished(taskId);
   }
-  if (marked.length > 0) {
-    deps.logger.info({ tasks: marked }, "workspaces of ended tasks marked finished");
-    // A failed release costs memory, not correctness: the trees are still released and swept.
-    await deps.releaseAgentDirs?.(marked).catch((err: unknown) => deps.logger.warn({ tasks: marked, err }, "could not release the ended tasks' agent locations"));
-  }
+  if (marked.length > 0) deps.logger.info({ tasks: marked }, "workspaces of ended tasks marked finished");
   const { removed } = await deps.git.sweep();
   return { marked, removed };
 }
@@ -73,7 +63,7 @@ export function startWorkspaceRelease(deps: WorkspaceReleaseDeps & { intervalMs:
 /** The release of a service's trees, when it has a git host (without one there are no trees). */
 export function startGitWorkspaceRelease(config: GitHostConfig, deps: WorkspaceReleaseDeps, name: string): (() => Promise<void>) | undefined {
   if (!remoteSpecOf(config)) return undefined;
-  return startWorkspaceRelease({ ...deps, intervalMs: config.workspaceSweepIntervalMs ?? 60_000, name });
+  return startWorkspaceRelease({ ...deps, intervalMs: config.workspaceSweepIntervalMs ?? 600_000, name });
 }
 
 /** {@link WorkspaceReleaseDeps.inUse} from the queues whose jobs work in the trees. */
@@ -87,15 +77,5 @@ export function activeJobTasks(queues: ReadonlyArray<{ getActive(): Promise<Read
       }
     }
     return ids;
-  };
-}
-
-/** {@link WorkspaceReleaseDeps.releaseAgentDirs} for sessions that run in the task's directory. */
-export function releaseTaskDirs(
-  opencode: Pick<OpencodeClient, "releaseDirectory">,
-  git: Pick<GitWorkspaces, "taskDir">,
-): (taskIds: readonly number[]) => Promise<void> {
-  return async (taskIds) => {
-    await Promise.all(taskIds.map((taskId) => opencode.releaseDirectory(git.taskDir(taskId))));
   };
 }

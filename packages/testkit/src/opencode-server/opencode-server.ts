@@ -39,8 +39,6 @@ export interface OpencodeServerOptions {
    * `parentDir` or the OS temp directory (the services' WORKSPACE_DIR layout).
    */
   sandboxRoots?: string[];
-  /** Extra variables for opencode (its `OPENCODE_*` switches; deploy/opencode/serve passes those on). */
-  env?: NodeJS.ProcessEnv;
 }
 
 export interface OpencodeServer {
@@ -119,7 +117,6 @@ export async function startOpencodeServer(options: OpencodeServerOptions): Promi
     OPENCODE_SERVER_PASSWORD: password,
     ...(options.provider.apiKey ? { [PROVIDER_KEY_VAR]: options.provider.apiKey } : {}),
     ...sandbox.env,
-    ...options.env,
   };
   // Own process group: stop() kills opencode and every tool it spawned; the watchdog does it when
   // this process dies first.
