@@ -35,7 +35,7 @@ describe("questions in a headless run", () => {
     expect(toolResultFor(m)).toContain(NO_PERSON_ANSWER);
   });
 
-  it("reports a turn halted by a rejected question within ~1 s, with backed-off polls", async () => {
+  it("reports a turn halted by a rejected question by its halt, long before the idle timeout, with backed-off polls", async () => {
     const m = marker("ask-reject");
     fx.model.addRule({ match: { promptIncludes: m }, reply: [ASK, reply.text("never reached")] });
     const rec = recordingClient(fx);
@@ -48,7 +48,9 @@ describe("questions in a headless run", () => {
       expect(result.error).toBeInstanceOf(HaltedTurnError);
       expect(result.error?.message).toMatch(/halted without finishing its turn \(the policy rejected the question "Which color\?"\)/);
       expect(rejectAt).toBeDefined();
-      expect(returnedAt - (rejectAt as number)).toBeLessThan(1_500);
+      // About 1 s on a quiet machine, 2 s seen at load 15; the idle timeout (15 s) is the bound
+      // that tells a halt seen by its halt from one seen only by the run going quiet.
+      expect(returnedAt - (rejectAt as number)).toBeLessThan(RUN.idleTimeoutMs / 3);
       // Confirming the halt: a handful of requests, not one every 25 ms.
       const after = rec.sentSince(rejectAt as number).filter((s) => !s.route.startsWith("GET /api/event"));
       expect(after.length).toBeLessThanOrEqual(14);
