@@ -1,16 +1,17 @@
 /**
- * `pnpm chaos [--runs N | --quick] [trial …]`: fault trials against ingress, analyst and notifier
- * as separate processes, each trial with its own redis-server and Postgres on free ports, a fake
- * Telegram behind a misbehaving proxy, a real opencode and the scripted model. Prints a table of
- * runs, lost, duplicated and stuck messages and recovery time; exits 1 when any trial failed.
+ * `pnpm chaos [--runs N | --quick] [trial …]`: fault trials against the services as separate
+ * processes, each trial with its own redis-server and Postgres on free ports, a fake Telegram
+ * behind a misbehaving proxy, a real opencode and the scripted model; the pipeline trials add dev,
+ * reviewer, postmortem and a fake Gitea (the git host and the second door). Prints a table of
+ * runs, lost, duplicated and stuck probes and recovery time; exits 1 when any trial failed.
+ * `--help` lists the trials.
  */
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { makePostgresTemplate, startOpencodeServer, startScriptedModel } from "@ratatoskr/testkit";
-import { parseArgs } from "./args.ts";
-
+import { parseArgs, usage } from "./args.ts";
 import { formatTable, passed, type TrialRow } from "./report.ts";
 import { runTrial } from "./run-trial.ts";
 import { TRIALS } from "./trials.ts";
@@ -20,8 +21,13 @@ const REPO = fileURLToPath(new URL("../", import.meta.url));
 const log = (line: string) => process.stdout.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 
 const args = parseArgs(process.argv.slice(2));
+if (args.help) {
+  process.stdout.write(`${usage(TRIALS)}\n`);
+  process.exit(0);
+}
 const trials = TRIALS.filter((t) => args.only.length === 0 || args.only.includes(t.name));
-if (trials.length === 0) throw new Error(`no such trial; trials: ${TRIALS.map((t) => t.name).join(", ")}`);
+const unknown = args.only.filter((name) => !TRIALS.some((t) => t.name === name));
+if (unknown.length > 0) throw new Error(`no such trial: ${unknown.join(", ")}\n${usage(TRIALS)}`);
 
 const logDir = join(REPO, ".tmp", "chaos", new Date().toISOString().replace(/[:.]/g, "-"));
 await mkdir(logDir, { recursive: true });
@@ -30,7 +36,10 @@ const [model, template, workspace] = await Promise.all([
   makePostgresTemplate(),
   mkdtemp(join(tmpdir(), "ratatoskr-chaos-ws-")),
 ]);
-const opencode = await startOpencodeServer({ provider: { baseUrl: model.url }, agentsDir: join(REPO, "agents") });
+const opencode = await startOpencodeServer({
+  provider: { baseUrl: model.url },
+  agentsDir: join(REPO, "agents"),
+});
 const shared = { model, opencode, pgTemplate: template.dir, workspace, logDir };
 const tearDown = async () => {
   await Promise.allSettled([...openWorlds].map((world) => world.close()));

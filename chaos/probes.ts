@@ -1,23 +1,38 @@
 import { reply, type ScriptedModel } from "@ratatoskr/testkit";
 import type { World } from "./world.ts";
 
+/** What a probe's person saw, judged once its round settled. */
+export interface Judgement {
+  /** When the person first saw the answer they wait for; undefined: never (lost). */
+  answeredAt: number | undefined;
+  /** Why it was lost: what the world holds of it instead. */
+  lost?: string;
+  /** Something seen or done twice. */
+  duplicated?: string;
+  /** Work or a message left unfinished. */
+  stuck?: string;
+  /** Worth a line in the log, no fault. */
+  note?: string;
+}
+
 /**
- * A probe is one person writing one message in a chat of their own: the analyst asks a question
- * naming the probe's mark, and the person must see that question exactly once.
+ * One person's request in a world: a message in a chat of its own, or a command on an issue of its
+ * own. Its mark (in its text, its scripted answers and every count) tells it apart.
  */
 export interface Probe {
-  chatId: number;
-  mark: string;
-  sentAt: number;
+  readonly mark: string;
+  /** When the person first saw the answer they wait for; undefined while they did not. */
+  answeredAt(): number | undefined;
+  judge(): Promise<Judgement>;
 }
 
 export interface ProbeOutcome {
   probes: number;
   /** Never answered. */
   lost: number;
-  /** Answered more than once, or its message stored as more than one dialogue turn. */
+  /** Answered, told or done more than once. */
   duplicated: number;
-  /** Tasks left analysing / with turns not analysed, or replies left pending or sending. */
+  /** Left unfinished: a task not at rest, a message unsent. */
   stuck: number;
   /** Epoch ms of the last first answer, undefined when none came. */
   lastAnsweredAt: number | undefined;
@@ -44,53 +59,109 @@ export function scriptAnswer(model: ScriptedModel, mark: string): void {
 
 /**
  * A mark no other mark contains: bracketed, so that m1's rule never matches m10's message (the
- * model's rules and every count find a mark by substring).
+ * model's rules and every count find a mark by substring). `slug` is the same name as a repository
+ * name may spell it.
  */
-export function newMark(trial: string): string {
+export function newMark(trial: string): { mark: string; slug: string } {
   sequence += 1;
-  return `[${trial}-m${sequence}]`;
+  return { mark: `[${trial}-m${sequence}]`, slug: `${trial}-m${sequence}` };
 }
 
 /** The person writes; the update is queued at the fake Telegram (polling or its webhook). */
 export function sendProbe(world: World, model: ScriptedModel, chatId: number, trial: string): Probe {
-  const mark = newMark(trial);
+  const { mark } = newMark(trial);
   scriptAnswer(model, mark);
   world.telegram.sendText(chatId, `Please build ${mark}`);
-  return { chatId, mark, sentAt: Date.now() };
+  return dialogueProbe(world, chatId, mark);
 }
 
 /** The notifier's visible mark on a must-deliver message sent once more after a doubtful send (issue 7 item 6). */
 const RESENT_MARKS = ["(resent)", "(отправлено повторно)"];
 
-/** Sent records of the probe's chat that carry its question, split into first sends and marked resends. */
-function sends(world: World, probe: Probe): { first: number[]; resent: number[] } {
-  const question = questionFor(probe.mark);
-  const records = world.telegram
-    .sent(probe.chatId)
-    .filter((r) => r.kind === "sent" && r.plainText.includes(question));
-  const marked = (text: string) => RESENT_MARKS.some((mark) => text.includes(mark));
+type Sends = { first: number[]; resent: number[] };
+const marked = (plain: string) => RESENT_MARKS.some((mark) => plain.includes(mark));
+
+/** Times the chat's messages containing `text` were sent: first sends and marked resends. */
+export function sendsOf(world: World, chatId: number, text: string): Sends {
+  const records = world.telegram.sent(chatId).filter((r) => r.kind === "sent" && r.plainText.includes(text));
   return {
     first: records.filter((r) => !marked(r.plainText)).map((r) => r.time),
     resent: records.filter((r) => marked(r.plainText)).map((r) => r.time),
   };
 }
 
-/** When the probe's question reached the person (a marked resend counts as an answer). */
-export function answers(world: World, probe: Probe): number[] {
-  const { first, resent } = sends(world, probe);
-  return [...first, ...resent].sort((a, b) => a - b);
+/** Messages the chat was sent twice (see `sentTwice`), each named by its first line. */
+export function repeatedTexts(world: World, chatId: number): string[] {
+  const byText = new Map<string, Sends>();
+  for (const record of world.telegram.sent(chatId)) {
+    if (record.kind !== "sent") continue;
+    const resent = marked(record.plainText);
+    // The mark is a line of its own ahead of the message.
+    const text = resent ? record.plainText.slice(record.plainText.indexOf("\n") + 1) : record.plainText;
+    const sends = byText.get(text) ?? { first: [], resent: [] };
+    (resent ? sends.resent : sends.first).push(record.time);
+    byText.set(text, sends);
+  }
+  return [...byText].filter(([, sends]) => sentTwice(sends)).map(([text]) => text.split("\n")[0]!);
+}
+
+/**
+ * A must-deliver message sent once more WITH the visible mark is the specified answer to a send
+ * that may or may not have arrived; an unmarked repeat, or a second resend, is a duplicate.
+ */
+export function sentTwice({ first, resent }: Sends): boolean {
+  return first.length > 1 || resent.length > 1;
+}
+
+/** When the chat first saw a message containing `text` (a marked resend counts). */
+export function firstSeen(world: World, chatId: number, text: string): number | undefined {
+  const { first, resent } = sendsOf(world, chatId, text);
+  const times = [...first, ...resent];
+  return times.length === 0 ? undefined : Math.min(...times);
+}
+
+/** The person wrote `mark` in chat `chatId` and waits for the analyst's question, once. */
+export function dialogueProbe(world: World, chatId: number, mark: string): Probe {
+  const question = questionFor(mark);
+  return {
+    mark,
+    answeredAt: () => firstSeen(world, chatId, question),
+    async judge() {
+      const { prisma } = world.db;
+      const judgement: Judgement = { answeredAt: firstSeen(world, chatId, question) };
+      const turns = await prisma.dialogueTurn.count({ where: { role: "user", text: { contains: mark } } });
+      judgement.lost = `(chat ${chatId}) ${turns} turn(s) stored`;
+      const sends = sendsOf(world, chatId, question);
+      if (sentTwice(sends) || turns > 1)
+        judgement.duplicated = `answered ${sends.first.length} + ${sends.resent.length} resent time(s), stored as ${turns} turns`;
+      else if (sends.resent.length === 1)
+        judgement.note = "answered once more marked (resent) after a doubtful send";
+      const tasks = await prisma.task.findMany({ where: { chatId: BigInt(chatId) } });
+      const pending = await prisma.notification.count({
+        where: { chatId: BigInt(chatId), status: { in: ["pending", "sending"] } },
+      });
+      const busy = tasks.filter((t) => t.analysing || t.pendingTurns > 0);
+      if (busy.length > 0 || pending > 0) {
+        const states = busy.map(
+          (t) => `#${t.id} ${t.status} analysing=${t.analysing} pending=${t.pendingTurns}`,
+        );
+        judgement.stuck = [...states, `${pending} reply(ies) unsent`].join(", ");
+      }
+      return judgement;
+    },
+  };
 }
 
 /** Waits until every probe is answered or the deadline passes. */
-export async function waitForAnswers(world: World, probes: Probe[], deadline: number): Promise<void> {
+export async function waitForAnswers(probes: readonly Probe[], deadline: number): Promise<void> {
   while (Date.now() < deadline) {
-    if (probes.every((p) => answers(world, p).length > 0)) return;
+    if (probes.every((p) => p.answeredAt() !== undefined)) return;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
 
-/** Counts what the person saw and what the database holds for these probes. */
-export async function measure(world: World, probes: Probe[]): Promise<ProbeOutcome> {
+/** Judges every probe and sums what the people saw. */
+export async function measure(probes: readonly Probe[]): Promise<ProbeOutcome> {
   const outcome: ProbeOutcome = {
     probes: probes.length,
     lost: 0,
@@ -99,41 +170,21 @@ export async function measure(world: World, probes: Probe[]): Promise<ProbeOutco
     lastAnsweredAt: undefined,
     details: [],
   };
-  const { prisma } = world.db;
   for (const probe of probes) {
-    const seen = answers(world, probe);
-    const turns = await prisma.dialogueTurn.count({
-      where: { role: "user", text: { contains: probe.mark } },
-    });
-    if (seen.length === 0) {
+    const judgement = await probe.judge();
+    if (judgement.answeredAt === undefined) {
       outcome.lost += 1;
-      outcome.details.push(`${probe.mark} (chat ${probe.chatId}): never answered; ${turns} turn(s) stored`);
-    } else {
-      outcome.lastAnsweredAt = Math.max(outcome.lastAnsweredAt ?? 0, seen[0]!);
-    }
-    // A must-deliver reply sent once more WITH the visible mark is the specified answer to a send
-    // that may or may not have arrived; an unmarked repeat, or a second resend, is a duplicate.
-    const { first, resent } = sends(world, probe);
-    if (first.length > 1 || resent.length > 1 || turns > 1) {
+      outcome.details.push(`${probe.mark}: never answered${judgement.lost ? `; ${judgement.lost}` : ""}`);
+    } else outcome.lastAnsweredAt = Math.max(outcome.lastAnsweredAt ?? 0, judgement.answeredAt);
+    if (judgement.duplicated) {
       outcome.duplicated += 1;
-      outcome.details.push(
-        `${probe.mark}: answered ${first.length} + ${resent.length} resent time(s), stored as ${turns} turns`,
-      );
-    } else if (resent.length === 1) {
-      outcome.details.push(`${probe.mark}: answered once more marked (resent) after a doubtful send`);
+      outcome.details.push(`${probe.mark}: ${judgement.duplicated}`);
     }
-    const tasks = await prisma.task.findMany({ where: { chatId: BigInt(probe.chatId) } });
-    const pending = await prisma.notification.count({
-      where: { chatId: BigInt(probe.chatId), status: { in: ["pending", "sending"] } },
-    });
-    const busy = tasks.filter((t) => t.analysing || t.pendingTurns > 0);
-    if (busy.length > 0 || pending > 0) {
+    if (judgement.stuck) {
       outcome.stuck += 1;
-      const states = busy.map(
-        (t) => `#${t.id} ${t.status} analysing=${t.analysing} pending=${t.pendingTurns}`,
-      );
-      outcome.details.push(`${probe.mark}: stuck: ${[...states, `${pending} reply(ies) unsent`].join(", ")}`);
+      outcome.details.push(`${probe.mark}: stuck: ${judgement.stuck}`);
     }
+    if (judgement.note) outcome.details.push(`${probe.mark}: ${judgement.note}`);
   }
   return outcome;
 }

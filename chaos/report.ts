@@ -1,3 +1,5 @@
+import { SERVICES, type ServiceName } from "./world.ts";
+
 /** One trial's totals over its rounds. */
 export interface TrialRow {
   trial: string;
@@ -9,8 +11,8 @@ export interface TrialRow {
   stuck: number;
   /** Worst time from the end of the fault to the last first answer of a round, ms. */
   recoveryMs: number | undefined;
-  /** Warning/error log lines, per service, over the whole trial. */
-  warnLines: Record<string, number>;
+  /** Warning/error log lines, per service the trial's world ran, over the whole trial. */
+  warnLines: Partial<Record<ServiceName, number>>;
   /** A round that could not be run (the harness, not the services, failed). */
   error?: string;
 }
@@ -19,7 +21,7 @@ const seconds = (ms: number | undefined) => (ms === undefined ? "—" : `${(ms /
 
 /** The table `pnpm chaos` prints (GitHub markdown, readable as plain text too). */
 export function formatTable(rows: readonly TrialRow[]): string {
-  const header = ["trial", "fault", "runs", "messages", "lost", "duplicated", "stuck", "recovery", "warn lines i/a/n"];
+  const header = ["trial", "fault", "runs", "messages", "lost", "duplicated", "stuck", "recovery", "warn lines i/a/n/d/r/p"];
   const lines = rows.map((r) => [
     r.trial,
     r.fault,
@@ -29,7 +31,7 @@ export function formatTable(rows: readonly TrialRow[]): string {
     String(r.duplicated),
     String(r.stuck),
     seconds(r.recoveryMs),
-    [r.warnLines.ingress ?? 0, r.warnLines.analyst ?? 0, r.warnLines.notifier ?? 0].join("/"),
+    SERVICES.map((service) => r.warnLines[service] ?? "-").join("/"),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const row = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;

@@ -1,13 +1,11 @@
 import { measure, waitForAnswers } from "./probes.ts";
 import type { TrialRow } from "./report.ts";
-import type { Trial } from "./trials.ts";
+import { sleep, type Trial } from "./trial.ts";
 import { CHATS, startWorld, type Shared } from "./world.ts";
 
-/** How long a message may take after the fault is over before it counts as lost. */
-export const ANSWER_DEADLINE_MS = 90_000;
+/** How long a message may take after the fault is over before it counts as lost (unless the trial says). */
+const ANSWER_DEADLINE_MS = 90_000;
 const QUIET_MS = 3_000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Runs `rounds` rounds of one trial in a world of its own (its Redis, its Postgres, fresh
@@ -30,7 +28,7 @@ export async function runTrial(
     recoveryMs: undefined,
     warnLines: {},
   };
-  const world = await startWorld(shared, trial.name, { webhook: trial.webhook ?? false });
+  const world = await startWorld(shared, trial.name, trial.world);
   let chat = 0;
   const ctx = {
     world,
@@ -41,9 +39,9 @@ export async function runTrial(
   try {
     for (let round = 1; round <= rounds; round++) {
       const { probes, healedAt } = await trial.round(ctx);
-      await waitForAnswers(world, probes, healedAt + ANSWER_DEADLINE_MS);
+      await waitForAnswers(probes, healedAt + (trial.answerDeadlineMs ?? ANSWER_DEADLINE_MS));
       await sleep(trial.settleMs ?? QUIET_MS);
-      const outcome = await measure(world, probes);
+      const outcome = await measure(probes);
       row.runs += 1;
       row.messages += outcome.probes;
       row.lost += outcome.lost;

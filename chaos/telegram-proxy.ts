@@ -19,6 +19,11 @@ export interface TelegramProxy {
   /** Applies `fault` to the next `times` matching calls (default: until `clear`). */
   inject(fault: TelegramFault, times?: number): void;
   clear(): void;
+  /**
+   * The next sendMessage to `chatId` whose text contains `text` is delivered, and its answer held
+   * until `until` settles: the sender may die with the message in the chat, never told it arrived.
+   */
+  holdSend(chatId: number, text: string, until: Promise<unknown>): void;
   /** How many calls a fault was applied to so far. */
   readonly applied: number;
   /** sendMessage calls forwarded and not yet answered to the bot. */
@@ -27,6 +32,24 @@ export interface TelegramProxy {
 }
 
 const METHOD = /\/bot[^/]+\/([^/?]+)/;
+
+interface SendHold {
+  chatId: number;
+  text: string;
+  until: Promise<unknown>;
+}
+
+/** chat_id and text of a sendMessage, sent as JSON or as a form. */
+function sendOf(body: Buffer): { chatId: number; text: string } {
+  const raw = body.toString("utf8");
+  let params: Record<string, unknown>;
+  try {
+    params = JSON.parse(raw) as Record<string, unknown>;
+  } catch {
+    params = Object.fromEntries(new URLSearchParams(raw));
+  }
+  return { chatId: Number(params.chat_id), text: String(params.text ?? "") };
+}
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -44,6 +67,14 @@ export async function startTelegramProxy(target: string): Promise<TelegramProxy>
   let inFlight = 0;
   const seenUpdates = new Map<number, unknown>();
   const timers = new Set<NodeJS.Timeout>();
+  const holds: SendHold[] = [];
+
+  /** The hold this send matches, taken off the list. */
+  const heldBy = (body: Buffer): SendHold | undefined => {
+    const send = sendOf(body);
+    const at = holds.findIndex((h) => h.chatId === send.chatId && send.text.includes(h.text));
+    return at < 0 ? undefined : holds.splice(at, 1)[0];
+  };
 
   const take = (kind: TelegramFault["kind"]): TelegramFault | undefined => {
     if (!fault || fault.kind !== kind || remaining <= 0) return undefined;
@@ -72,6 +103,8 @@ export async function startTelegramProxy(target: string): Promise<TelegramProxy>
         res.end(text);
       };
       if (isSend && take("reset-send")) return req.socket.destroy();
+      const hold = isSend && upstream.ok ? heldBy(body) : undefined;
+      if (hold) await hold.until.catch(() => undefined);
       const slow = isSend ? take("slow-send") : undefined;
       if (slow?.kind === "slow-send") {
         await new Promise<void>((resolve) => {
@@ -116,6 +149,9 @@ export async function startTelegramProxy(target: string): Promise<TelegramProxy>
     },
     clear() {
       fault = undefined;
+    },
+    holdSend(chatId, text, until) {
+      holds.push({ chatId, text, until });
     },
     get applied() {
       return applied;

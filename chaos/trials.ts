@@ -1,43 +1,9 @@
-import type { ScriptedModel } from "@ratatoskr/testkit";
+import { PIPELINE_TRIALS } from "./pipeline/trials.ts";
 import { sendProbe, type Probe } from "./probes.ts";
+import { sleep, until, type RoundContext, type Trial } from "./trial.ts";
 import { postUpdateTwice } from "./webhook-updates.ts";
-import type { World } from "./world.ts";
-
-export interface RoundContext {
-  world: World;
-  model: ScriptedModel;
-  trial: string;
-  /** A chat nobody wrote from yet in this world. */
-  nextChat(): number;
-}
-
-export interface RoundResult {
-  probes: Probe[];
-  /** When the fault was over (the kill, the restart, the send): recovery counts from here. */
-  healedAt: number;
-}
-
-export interface Trial {
-  name: string;
-  /** What is done, in a few words, for the table. */
-  fault: string;
-  webhook?: boolean;
-  /** How long to keep watching after the answers, for a late second answer. */
-  settleMs?: number;
-  round(ctx: RoundContext): Promise<RoundResult>;
-}
 
 const PER_ROUND = 3;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`chaos: timed out waiting until ${what}`);
-    await sleep(50);
-  }
-}
-
 function sendAll(ctx: RoundContext, count = PER_ROUND): Probe[] {
   return Array.from({ length: count }, () => sendProbe(ctx.world, ctx.model, ctx.nextChat(), ctx.trial));
 }
@@ -63,7 +29,8 @@ const killTrial = (
   },
 });
 
-export const TRIALS: Trial[] = [
+/** Trials on the dialogue: a person writes, the analyst asks back, the person must see it once. */
+export const DIALOGUE_TRIALS: Trial[] = [
   killTrial("ingress", "kill -9 ingress while it takes the updates", async () => sleep(50 + Math.random() * 400)),
   killTrial("analyst", "kill -9 analyst mid-run", async (ctx, probes) => until("the analyst runs", analysing(ctx, probes))),
   killTrial("notifier", "kill -9 notifier mid-send", async (ctx) => {
@@ -132,7 +99,7 @@ export const TRIALS: Trial[] = [
     fault: "getUpdates hands out old updates again",
     async round(ctx) {
       const first = sendAll(ctx);
-      await until("the first messages are answered", () => first.every((p) => answered(ctx, p)), 60_000);
+      await until("the first messages are answered", () => first.every(answered), 60_000);
       ctx.world.proxy.inject({ kind: "replay-updates" }, 1);
       const second = sendAll(ctx);
       return { probes: [...first, ...second], healedAt: Date.now() };
@@ -141,19 +108,21 @@ export const TRIALS: Trial[] = [
   {
     name: "webhook-duplicate",
     fault: "same update_id posted twice at once, and again later",
-    webhook: true,
+    world: { webhook: true },
     async round(ctx) {
+      const sentAt = Date.now();
       const sent = await Promise.all(
         Array.from({ length: PER_ROUND }, () => postUpdateTwice(ctx.world, ctx.model, ctx.nextChat(), ctx.trial)),
       );
       const probes = sent.map((s) => s.probe);
-      await until("the messages are answered", () => probes.every((p) => answered(ctx, p)), 60_000);
+      await until("the messages are answered", () => probes.every(answered), 60_000);
       await Promise.all(sent.map((s) => s.replay()));
-      return { probes, healedAt: probes[0]!.sentAt };
+      return { probes, healedAt: sentAt };
     },
   },
 ];
 
-function answered(ctx: RoundContext, probe: Probe): boolean {
-  return ctx.world.telegram.sent(probe.chatId).some((r) => r.plainText.includes(probe.mark));
-}
+const answered = (probe: Probe) => probe.answeredAt() !== undefined;
+
+/** Every trial `pnpm chaos` knows, in the order it runs them. */
+export const TRIALS: Trial[] = [...DIALOGUE_TRIALS, ...PIPELINE_TRIALS];

@@ -1,5 +1,5 @@
 import type { ScriptedModel } from "@ratatoskr/testkit";
-import { newMark, scriptAnswer, type Probe } from "./probes.ts";
+import { dialogueProbe, newMark, scriptAnswer, type Probe } from "./probes.ts";
 import type { World } from "./world.ts";
 
 /** The header Telegram carries the webhook secret in (setWebhook `secret_token`). */
@@ -29,7 +29,7 @@ export async function postUpdateTwice(
   chatId: number,
   trial: string,
 ): Promise<{ probe: Probe; replay(): Promise<number> }> {
-  const mark = newMark(trial);
+  const { mark } = newMark(trial);
   scriptAnswer(model, mark);
   const chat = world.telegram.addChat(chatId);
   const updateId = (nextUpdateId += 1);
@@ -43,7 +43,6 @@ export async function postUpdateTwice(
       text: `Please build ${mark}`,
     },
   };
-  const sentAt = Date.now();
   await Promise.all([post(world, update), post(world, update)]);
-  return { probe: { chatId, mark, sentAt }, replay: () => post(world, update) };
+  return { probe: dialogueProbe(world, chatId, mark), replay: () => post(world, update) };
 }

@@ -2,6 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createDatabase, type Database } from "@ratatoskr/db";
 import {
+  FakeGitea,
   FakeTelegram,
   freePort,
   startOwnPostgres,
@@ -25,8 +26,10 @@ export interface Shared {
   logDir: string;
 }
 
-export type ServiceName = "ingress" | "analyst" | "notifier";
-export const SERVICES: readonly ServiceName[] = ["ingress", "analyst", "notifier"];
+export type ServiceName = "ingress" | "analyst" | "notifier" | "dev" | "reviewer" | "postmortem";
+/** Every service a world may run, in the report's order. */
+export const SERVICES: readonly ServiceName[] = ["ingress", "analyst", "notifier", "dev", "reviewer", "postmortem"];
+const DIALOGUE_SERVICES: readonly ServiceName[] = ["ingress", "analyst", "notifier"];
 
 /** The chats a trial may write from (the allowlist of every world). */
 export const CHATS = Array.from({ length: 400 }, (_, i) => 5_000 + i);
@@ -34,17 +37,25 @@ export const CHATS = Array.from({ length: 400 }, (_, i) => 5_000 + i);
 export interface WorldOptions {
   /** Updates arrive by webhook (Telegram posts to ingress) instead of long polling. */
   webhook?: boolean;
+  /**
+   * The pipeline after approval too: dev, reviewer and postmortem, and a fake Gitea as the git
+   * host and the second front door (its webhook posts to ingress).
+   */
+  pipeline?: boolean;
 }
 
 /**
  * One trial's world: its own redis-server and Postgres, a fake Telegram behind a misbehaving
- * proxy, and ingress, analyst and notifier as separate processes that can be killed with -9.
+ * proxy, and ingress, analyst and notifier (with `pipeline`: dev, reviewer, postmortem and a fake
+ * Gitea too) as separate processes that can be killed with -9.
  */
 export interface World {
   readonly redis: OwnRedis;
   readonly postgres: OwnPostgres;
   readonly telegram: FakeTelegram;
   readonly proxy: TelegramProxy;
+  /** Set with `pipeline`: the git host and the Gitea door. */
+  readonly gitea: FakeGitea | undefined;
   /** The trial's own reading of the database (for counting, never for driving the services). */
   readonly db: Database;
   /** Set in webhook mode: where ingress takes updates and the secret it expects. */
@@ -56,29 +67,34 @@ export interface World {
   kill(name: ServiceName): Promise<void>;
   start(name: ServiceName): Promise<ServiceProcess>;
   /** Warnings and errors each service logged since the world started (all its processes). */
-  warnLines(): Record<ServiceName, number>;
+  warnLines(): Partial<Record<ServiceName, number>>;
   close(): Promise<void>;
 }
 
 const WEBHOOK_SECRET = "chaos-webhook-secret";
+const GITEA_WEBHOOK_SECRET = "chaos-gitea-webhook-secret";
 
 /** Worlds not closed yet: what an interrupted `pnpm chaos` must still tear down. */
 export const openWorlds = new Set<World>();
 
 export async function startWorld(shared: Shared, trial: string, opts: WorldOptions = {}): Promise<World> {
-  const [redis, postgres, telegram] = await Promise.all([
+  const [redis, postgres, telegram, gitea] = await Promise.all([
     startOwnRedis(),
     startOwnPostgres(shared.pgTemplate),
     new FakeTelegram().start(),
+    opts.pipeline ? new FakeGitea({ token: "chaos-gitea-token" }).start() : undefined,
   ]);
+  const services = opts.pipeline ? SERVICES : DIALOGUE_SERVICES;
   const proxy = await startTelegramProxy(telegram.url);
   const db = createDatabase({ connectionString: postgres.url });
   // Idle connections are cut when a trial stops Postgres: that is the trial, not a crash.
   db.pool.on("error", () => undefined);
-  const ingressPort = opts.webhook ? await freePort() : undefined;
-  const webhook = ingressPort
+  // A webhook reaches ingress at one address across its restarts.
+  const ingressPort = opts.webhook || gitea ? await freePort() : undefined;
+  const webhook = opts.webhook
     ? { url: `http://127.0.0.1:${ingressPort}/telegram/webhook`, secret: WEBHOOK_SECRET }
     : undefined;
+  gitea?.addWebhook(`http://127.0.0.1:${ingressPort}/webhooks/gitea`, GITEA_WEBHOOK_SECRET);
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     REDIS_URL: redis.url,
@@ -94,16 +110,29 @@ export async function startWorld(shared: Shared, trial: string, opts: WorldOptio
     OPENCODE_URL: shared.opencode.url,
     OPENCODE_SERVER_PASSWORD: shared.opencode.password,
     OPENCODE_MODEL: `fake/${shared.model.modelId}`,
-    WORKSPACE_DIR: shared.workspace,
+    // Task ids start over in every world: so do its workspaces.
+    WORKSPACE_DIR: join(shared.workspace, trial),
     STARTUP_TIMEOUT_MS: "120000",
+    ...(gitea
+      ? {
+          GITEA_URL: gitea.url,
+          GITEA_TOKEN: gitea.token,
+          GITEA_WEBHOOK_SECRET: GITEA_WEBHOOK_SECRET,
+          GITEA_BOT_LOGIN: gitea.botLogin,
+          GITEA_SWEEP_INTERVAL_MS: "0",
+        }
+      : {}),
   };
   const running = new Map<ServiceName, ServiceProcess>();
   const finished: Array<{ name: ServiceName; output: string }> = [];
   const start = async (name: ServiceName) => {
     const own =
-      name === "ingress" && webhook
-        ? { TELEGRAM_WEBHOOK_URL: webhook.url, TELEGRAM_WEBHOOK_SECRET: webhook.secret, HTTP_PORT: String(ingressPort) }
-        : {};
+      name !== "ingress" || ingressPort === undefined
+        ? {}
+        : {
+            HTTP_PORT: String(ingressPort),
+            ...(webhook ? { TELEGRAM_WEBHOOK_URL: webhook.url, TELEGRAM_WEBHOOK_SECRET: webhook.secret } : {}),
+          };
     const process = await startServiceProcess(name, { env: { ...env, ...own }, timeoutMs: 120_000 });
     running.set(name, process);
     return process;
@@ -120,9 +149,10 @@ export async function startWorld(shared: Shared, trial: string, opts: WorldOptio
     ...[...running].map(([name, process]) => ({ name, output: process.output() })),
   ];
   try {
-    await Promise.all(SERVICES.map(start));
+    await Promise.all(services.map(start));
   } catch (err) {
-    await Promise.all(SERVICES.map(kill));
+    await Promise.all(services.map(kill));
+    await Promise.allSettled([db.close(), proxy.close(), telegram.stop(), gitea?.stop(), redis.stop(), postgres.destroy()]);
     throw err;
   }
 
@@ -131,6 +161,7 @@ export async function startWorld(shared: Shared, trial: string, opts: WorldOptio
     postgres,
     telegram,
     proxy,
+    gitea,
     db,
     webhook,
     service(name) {
@@ -147,19 +178,19 @@ export async function startWorld(shared: Shared, trial: string, opts: WorldOptio
     kill,
     start,
     warnLines() {
-      const counts: Record<ServiceName, number> = { ingress: 0, analyst: 0, notifier: 0 };
-      for (const { name, output } of outputs()) counts[name] += countWarnings(output);
+      const counts: Partial<Record<ServiceName, number>> = {};
+      for (const { name, output } of outputs()) counts[name] = (counts[name] ?? 0) + countWarnings(output);
       return counts;
     },
     async close() {
       openWorlds.delete(world);
-      await Promise.all(SERVICES.map(kill));
+      await Promise.all(services.map(kill));
       const dir = join(shared.logDir, trial);
       await mkdir(dir, { recursive: true });
       await Promise.all(
         finished.map((f, i) => writeFile(join(dir, `${String(i).padStart(2, "0")}-${f.name}.log`), f.output)),
       );
-      await Promise.allSettled([db.close(), proxy.close(), telegram.stop()]);
+      await Promise.allSettled([db.close(), proxy.close(), telegram.stop(), gitea?.stop()]);
       await Promise.allSettled([redis.stop(), postgres.destroy()]);
     },
   };

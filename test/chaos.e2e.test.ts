@@ -12,16 +12,24 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TrialRow } from "../chaos/report.ts";
 import { runTrial } from "../chaos/run-trial.ts";
-import { TRIALS } from "../chaos/trials.ts";
+import { PIPELINE_TRIALS } from "../chaos/pipeline/trials.ts";
+import { DIALOGUE_TRIALS } from "../chaos/trials.ts";
 import type { Shared } from "../chaos/world.ts";
 
 /**
- * One round of each `pnpm chaos` trial (the quick round; `pnpm chaos --runs 10` is the full
- * count): ingress, analyst and notifier as separate processes, each trial with its own
- * redis-server and Postgres, killed, wiped, stopped and lied to. Nothing a person wrote may be
- * lost, answered twice or left stuck.
+ * One round of each dialogue trial of `pnpm chaos` (the quick round; `pnpm chaos --runs 10` is the
+ * full count) and of two pipeline trials: the services as separate processes, each trial with its
+ * own redis-server and Postgres, killed, wiped, stopped and lied to. Nothing a person asked for may
+ * be lost, answered or done twice, or left stuck.
  */
 const REPO = fileURLToPath(new URL("../", import.meta.url));
+
+/** The pipeline trials CI runs (1-1.5 min each): a kill after the dev's push, and after the review's run. */
+const CI_PIPELINE = ["dev-killed-after-push", "reviewer-killed-after-run"].map((name) => {
+  const trial = PIPELINE_TRIALS.find((t) => t.name === name);
+  if (!trial) throw new Error(`no pipeline trial ${name}`);
+  return trial;
+});
 
 let model: ScriptedModel;
 let opencode: OpencodeServer;
@@ -47,16 +55,20 @@ afterAll(async () => {
   await Promise.allSettled([template?.remove(), rm(workspace, { recursive: true, force: true })]);
 });
 
-describe("chaos, one round of each trial", () => {
-  for (const trial of TRIALS) {
-    it(`${trial.name}: ${trial.fault}`, async () => {
-      const log: string[] = [];
-      const row: TrialRow = await runTrial(trial, 1, shared, (line) => log.push(line));
-      expect(
-        { error: row.error, lost: row.lost, duplicated: row.duplicated, stuck: row.stuck },
-        `${log.join("\n")}\nservice logs: ${join(logDir, trial.name)}`,
-      ).toEqual({ error: undefined, lost: 0, duplicated: 0, stuck: 0 });
-      expect(row.runs).toBe(1);
-    }, 300_000);
+describe("chaos, one round of each trial run in CI", () => {
+  for (const trial of [...DIALOGUE_TRIALS, ...CI_PIPELINE]) {
+    it(
+      `${trial.name}: ${trial.fault}`,
+      async () => {
+        const log: string[] = [];
+        const row: TrialRow = await runTrial(trial, 1, shared, (line) => log.push(line));
+        expect(
+          { error: row.error, lost: row.lost, duplicated: row.duplicated, stuck: row.stuck },
+          `${log.join("\n")}\nservice logs: ${join(logDir, trial.name)}`,
+        ).toEqual({ error: undefined, lost: 0, duplicated: 0, stuck: 0 });
+        expect(row.runs).toBe(1);
+      },
+      trial.world?.pipeline ? 480_000 : 300_000,
+    );
   }
 });
