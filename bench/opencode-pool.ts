@@ -7,6 +7,8 @@
  * server's event stream that reads the messages once when opencode announces the turn's end.
  * Printed per phase: where the time goes (model end → completed → end event → returned), request
  * latencies and the slowest health probe. Never throws on a failed run or server: failures are rows.
+ * The aim at N=50 over 5 servers is a ratio to that floor (≤ 1.2×), not absolute times: on two
+ * cores the floor itself misses 150 ms p50 / 400 ms p99, so an absolute aim measured the machine.
  * `--smoke`: N=1,2 over one pool of 2 servers, a 200 ms think, no aims.
  */
 import {
@@ -17,7 +19,13 @@ import {
   type ScriptedModel,
 } from "../packages/testkit/src/index.ts";
 import { createOpencodeClient, OpencodeHttp, type AgentRunResult } from "../packages/opencode/src/index.ts";
-import { benchMain, percentile as pct, type BenchOptions, type BenchRow } from "./lib/bench-harness.ts";
+import {
+  benchMain,
+  percentile as pct,
+  ratioRow,
+  type BenchOptions,
+  type BenchRow,
+} from "./lib/bench-harness.ts";
 import {
   completedAt,
   eventTap,
@@ -27,7 +35,7 @@ import {
   withStallProbe,
 } from "./lib/opencode-probes.ts";
 
-const AIM = { servers: 5, n: 50, p50: 150, p99: 400 };
+const AIM = { servers: 5, n: 50, maxRatio: 1.2 };
 const PASSWORD = "bench-pool";
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(",").map(Number);
 
@@ -116,20 +124,17 @@ async function phase(
 
   const aimed = !options.smoke && pool.length === AIM.servers && n === AIM.n;
   const label = `N=${n}, ${pool.length} server${pool.length > 1 ? "s" : ""}`;
-  const detection = (p: 50 | 99, aim: number): BenchRow => {
-    const ours = pct(detect, p);
-    return {
+  const detection = (p: 50 | 99): BenchRow =>
+    ratioRow(options, {
       measure: `opencode-pool detection p${p}, ${label}`,
-      ours,
+      ours: pct(detect, p),
       floor: pct(floor, p),
       unit: "ms",
-      aim: aimed ? `≤ ${aim} ms` : "—",
-      met: aimed ? ours <= aim : null,
-    };
-  };
+      ...(aimed ? { maxRatio: AIM.maxRatio } : {}),
+    });
   return [
-    detection(50, AIM.p50),
-    detection(99, AIM.p99),
+    detection(50),
+    detection(99),
     {
       measure: `opencode-pool failed runs, ${label}`,
       ours: failures.length,

@@ -11,7 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { formatTable, ROWS_FILE_ENV, type BenchRow } from "./lib/bench-harness.ts";
+import { formatTable, loadLine, ROWS_FILE_ENV, type BenchRow } from "./lib/bench-harness.ts";
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const TSX = join(BENCH_DIR, "..", "node_modules", ".bin", "tsx");
@@ -106,7 +106,7 @@ async function main(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`\n${formatTable(rows)}`);
+  console.log(`\n${formatTable(rows)}\n${loadLine()}`);
   if (failed.length > 0) {
     console.error(`\nfailed: ${failed.join(", ")}`);
     process.exitCode = 1;

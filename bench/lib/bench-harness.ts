@@ -3,6 +3,7 @@
  * same process, medians, one row per measure, and a table. A bench file exports `run` and calls
  * `benchMain` so it also runs alone (`pnpm tsx bench/<name>.ts [--smoke]`).
  */
+import { cpus, loadavg } from "node:os";
 import { appendFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 
@@ -133,6 +134,12 @@ export function formatTable(rows: BenchRow[]): string {
   ].join("\n");
 }
 
+/** The machine's load when a bench ends: every figure above depends on it. */
+export function loadLine(): string {
+  const [one, five] = loadavg();
+  return `load average ${one!.toFixed(2)} (1 min), ${five!.toFixed(2)} (5 min) on ${cpus().length} cores`;
+}
+
 /** Where the runner collects rows from child processes (one JSON line per row). */
 export const ROWS_FILE_ENV = "BENCH_ROWS_FILE";
 
@@ -144,6 +151,7 @@ export function benchMain(moduleUrl: string, bench: Bench): void {
   bench(options).then(
     (rows) => {
       console.log(formatTable(rows));
+      console.log(loadLine());
       const file = process.env[ROWS_FILE_ENV];
       if (file) for (const row of rows) appendFileSync(file, `${JSON.stringify(row)}\n`);
       if (!options.smoke && rows.some((r) => r.met === false)) process.exitCode = 2;

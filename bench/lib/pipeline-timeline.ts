@@ -24,6 +24,8 @@ export interface TaskSplit {
   ours: number;
   /** Each stage hop: a step's result committed (its event) → the next step's job started, ms. */
   hops: number[];
+  /** Each hop in three: event → job added, added → BullMQ's moveToActive, moveToActive → handler (the worker's log). */
+  hopParts: Array<{ added: number; taken: number; started: number }>;
 }
 
 interface LogEntry {
@@ -67,6 +69,7 @@ export async function taskSplit(h: PipelineHarness, taskId: number, repo: string
   // A job id is `<task>-<step>-<version of the event that queued it>`.
   const committed = new Map(events.map((e) => [e.version, e.createdAt.getTime()]));
   const hops: number[] = [];
+  const hopParts: TaskSplit["hopParts"] = [];
   const seen = new Set<string>();
   for (const e of logs) {
     const jobId = e["jobId"];
@@ -74,11 +77,16 @@ export async function taskSplit(h: PipelineHarness, taskId: number, repo: string
     seen.add(jobId); // a retried job's later starts are no hop
     const m = /^(\d+)-(?:dev|review)-(\d+)$/.exec(jobId);
     const at = m && Number(m[1]) === taskId ? committed.get(Number(m[2])) : undefined;
-    if (at !== undefined) hops.push(e.time - at);
+    if (at === undefined) continue;
+    const hop = e.time - at;
+    const queued = Number(e["queuedMs"]);
+    const pickedUp = Number(e["pickedUpMs"]);
+    hops.push(hop);
+    hopParts.push({ added: hop - queued, taken: queued - pickedUp, started: pickedUp });
   }
   const wall = passed - approved;
   const busy = Math.max(0, runs - model);
-  return { wall, model, runs: busy, opening, waiting, git, ours: wall - model - busy - opening - waiting - git, hops };
+  return { wall, model, runs: busy, opening, waiting, git, ours: wall - model - busy - opening - waiting - git, hops, hopParts };
 }
 
 /** Every mark of one task, relative to its approval: events, runs, model requests and its log lines. */
