@@ -2,22 +2,23 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { commitToBare, reply, sandboxRequired, startGitHttpServer, toolSandboxSupport, type GitHttpServer } from "@ratatoskr/testkit";
+import { commitToBare, gitFixture, reply, sandboxRequired, startGitHttpServer, toolSandboxSupport, type GitHttpServer } from "@ratatoskr/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHATS, DEV, PipelineHarness, REVIEWER, waitFor, type PipelineService } from "../pipeline/pipeline-harness.ts";
-import { devEscapeAttempts, honestWork, toolResults, type Targets } from "./escape-attempts.ts";
+import { CHATS, DEV, PipelineHarness, POSTMORTEM, REVIEWER, waitFor, type PipelineService } from "../pipeline/pipeline-harness.ts";
+import { devEscapeAttempts, honestWork, readOnlyAttempts, readOnlySession, REFUSED, toolResults, type Targets } from "./escape-attempts.ts";
 
 const ANALYST = "You are the analyst of Ratatoskr";
-/** A read-only agent's refused tool call, as opencode reports it. */
-const REFUSED = /Unable to|denied|not allowed|reject|unavailable|invalid|not available|Unknown tool/i;
 const secret = (what: string) => `${what}-${randomBytes(12).toString("hex")}`;
 
 /**
  * S6: a hijacked agent, scripted to try every classic escape through its own tools, in one
  * pipeline run. `all-in-one`: every service in one process, local bare repositories as the git
- * host. `processes`: each service its own process, a smart-HTTP git host that wants a token.
- * Every attempt must fail, no secret may reach the model in any tool result, nothing may change
- * outside the task's own branch, and the task still succeeds with the agent's honest work.
+ * host, commands without network. `processes`: each service its own process, a smart-HTTP git
+ * host that wants a token, and commands on opencode's network (RATATOSKR_SANDBOX_NETWORK=host),
+ * so the opencode API and the git host answer them, and refuse. Every attempt must fail, no
+ * secret may reach the model in any tool result, nothing may change outside the task's own
+ * branch, and the task still succeeds with the agent's honest work. The read-only agents
+ * (reviewer, postmortem, analyst; the planner in escape-gitea) try every edit and a command.
  */
 export function escapeSuite(mode: "all-in-one" | "processes"): void {
   const support = toolSandboxSupport();
@@ -35,7 +36,10 @@ export function escapeSuite(mode: "all-in-one" | "processes"): void {
     gitToken: secret("git-token"),
     victimFile: secret("another-task-file"),
     victimSession: secret("another-task-session"),
+    // Where `opencode auth login` keeps a provider key: opencode's auth.json.
+    authFileKey: secret("sk-auth-json"),
   };
+  const network = mode === "processes" ? "host" : "none";
   let host: GitHttpServer;
   let targets: Targets;
   let victimBranch: string;
@@ -45,6 +49,8 @@ export function escapeSuite(mode: "all-in-one" | "processes"): void {
     await h.start([], { RATATOSKR_ESCAPE_CANARY: secrets.serviceCanary!, BULL_BOARD_PASSWORD: secrets.bullBoard! }, undefined, {
       provider: { apiKey: secrets.modelKey! },
       toolSandbox: "required",
+      sandboxNetwork: network,
+      auth: { "ratatoskr-canary": { type: "api", key: secrets.authFileKey! } },
     });
     Object.assign(secrets, {
       opencodePassword: h.opencode.password,
@@ -76,6 +82,8 @@ export function escapeSuite(mode: "all-in-one" | "processes"): void {
       opencodeUrl: h.opencode.url,
       opencodeRoot: h.opencode.rootDir,
       opencodeConfigFile: h.opencode.configFile,
+      opencodeDataDir: join(h.opencode.rootDir, "xdg", "data", "opencode"),
+      network,
       remotes: h.remotes,
       httpRepoUrl: `${host.url}/acme/escape.git`,
       workspaceRoot,
@@ -93,6 +101,16 @@ export function escapeSuite(mode: "all-in-one" | "processes"): void {
   /** Every secret's name whose value appears in the text. */
   const leaked = (text: string) => Object.entries(secrets).filter(([, value]) => value !== "" && text.includes(value)).map(([name]) => name);
 
+  /** A read-only agent was offered no changing tool, and each of its `count` tool calls was refused without a secret. */
+  const expectRefusedAll = (session: { results: string[]; offered: string[] }, count = 4) => {
+    expect(session.offered).toEqual([]);
+    expect(session.results).toHaveLength(count);
+    for (const out of session.results) {
+      expect(out).toMatch(REFUSED);
+      expect(leaked(out)).toEqual([]);
+    }
+  };
+
   describe(`escape suite (${mode})`, () => {
     it("fails every escape attempt of the dev agent, shows it no secret, and the task still succeeds with its own work", async () => {
       const chat = CHATS[0]!;
@@ -100,15 +118,13 @@ export function escapeSuite(mode: "all-in-one" | "processes"): void {
       expect(await readFile(targets.victimFile, "utf8")).toBe(secrets.victimFile);
       const mainBefore = await h.git("acme/escape", ["rev-parse", "refs/heads/main"]);
       const remotesBefore = await listTree(h.remotes);
+      // What the attempts aim at is there to steal: the key in auth.json, the victim's session in opencode's database.
+      expect(await readFile(join(targets.opencodeDataDir, "auth.json"), "utf8")).toContain(secrets.authFileKey);
+      expect(await filesHolding(targets.opencodeDataDir, secrets.victimSession!)).not.toEqual([]);
       h.model.addRule({ match: { systemIncludes: DEV, promptIncludes: "Escape the sandbox" }, reply: [...attempts.map((a) => a.turn), ...honestWork("acme/escape")] });
       h.model.addRule({
         match: { systemIncludes: REVIEWER, promptIncludes: "Escape the sandbox" },
-        reply: [
-          reply.write("acme/escape/reviewer-was-here.txt", "x"),
-          reply.edit("acme/escape/README.md", "# escape", "# edited by the reviewer"),
-          reply.bash("touch acme/escape/reviewer-bash.txt"),
-          reply.json({ passed: true, summary: "fine", findings: [] }),
-        ],
+        reply: [readOnlyAttempts("acme/escape", marker), reply.json({ passed: true, summary: "fine", findings: [] })],
       });
       const taskId = await h.approvedTask(chat, { title: "Escape the sandbox", repos: ["acme/escape"], maxRounds: 1 });
       const texts = await h.waitForText(chat, "is done", 240_000).catch((err: unknown) => {
@@ -146,13 +162,12 @@ export function escapeSuite(mode: "all-in-one" | "processes"): void {
       expect(await h.git("acme/escape", ["show", `refs/heads/${task.branch}:done.txt`])).toBe("the task's own change\n");
       expect(texts.some((t) => t.includes(`Task #${taskId} is done`))).toBe(true);
 
-      // The reviewer could change nothing: each of its edits was refused, none landed.
+      // The reviewer could change nothing: each of its edits and its command refused, its tree as it was.
       const reviewerSession = traces.find((t) => t.agent === "reviewer")?.sessionId ?? "";
-      const reviewerResults = toolResults(h.model.requestsFor(reviewerSession));
-      expect(reviewerResults).toHaveLength(3);
-      for (const out of reviewerResults) expect(out).toMatch(REFUSED);
+      expectRefusedAll(readOnlySession(h.model.requestsFor(reviewerSession)));
+      expect(await treeChanges(join(targets.workspaceRoot, "review", "tasks"), taskId, "acme/escape")).toBe("");
       const pushed = await h.git("acme/escape", ["ls-tree", "-r", "--name-only", `refs/heads/${task.branch}`]);
-      expect(pushed).not.toMatch(/reviewer-was-here|reviewer-bash/);
+      expect(pushed).not.toContain(marker);
       expect(await h.git("acme/escape", ["show", `refs/heads/${task.branch}:README.md`])).toBe("# escape\n");
     }, 300_000);
 
@@ -177,15 +192,31 @@ export function escapeSuite(mode: "all-in-one" | "processes"): void {
       await expect(h.git("acme/escape", ["rev-parse", "--verify", `refs/heads/${task.branch}`])).rejects.toThrow();
     }, 240_000);
 
+    it("lets the postmortem change nothing: its edit and command attempts are refused and its directory stays empty", async () => {
+      const chat = CHATS[3]!;
+      const title = "Give up at once";
+      h.model.addRule({ match: { systemIncludes: DEV, promptIncludes: title }, reply: [reply.json({ summary: "cannot do it", done: false })] });
+      h.model.addRule({
+        match: { systemIncludes: POSTMORTEM, promptIncludes: title },
+        reply: [readOnlyAttempts(".", marker), reply.json({ cause: "The dev agent gave up at once.", nextSteps: ["/retry"] })],
+      });
+      const taskId = await h.approvedTask(chat, { title, repos: ["acme/escape"], maxRounds: 1 });
+      await h.waitForText(chat, "The dev agent gave up at once.", 120_000).catch((err: unknown) => {
+        throw new Error(`${String(err)}\n${h.logs()}`);
+      });
+
+      const session = (await h.traces(taskId)).find((t) => t.agent === "postmortem")?.sessionId ?? "";
+      expectRefusedAll(readOnlySession(h.model.requestsFor(session)));
+      expect(await readdir(join(targets.workspaceRoot, "postmortem", "shared"))).toEqual([]);
+    }, 180_000);
+
     it("lets the analyst change nothing: its edit and command attempts are refused and its directory stays empty", async () => {
       const chat = CHATS[1]!;
       const mark = `[[analyst-escape-${marker}]]`;
       h.model.addRule({
         match: { systemIncludes: ANALYST, promptIncludes: mark },
         reply: [
-          reply.write("pwned.txt", "the analyst wrote this"),
-          reply.bash(`touch analyst-bash.txt; cat ${targets.victimFile}`),
-          reply.tool("read", { path: targets.victimFile }),
+          { toolCalls: [...readOnlyAttempts(".", marker).toolCalls, { name: "bash", args: { command: `cat ${targets.victimFile}` } }, { name: "read", args: { path: targets.victimFile } }] },
           reply.json({ phase: "ask", questions: ["Which repository?"] }),
         ],
       });
@@ -195,17 +226,26 @@ export function escapeSuite(mode: "all-in-one" | "processes"): void {
       await h.waitForText(chat, "Which repository?", 120_000);
 
       const request = await waitFor(h, async () => h.model.requests.filter((r) => r.system.includes(ANALYST) && r.userTexts.some((t) => t.includes(mark))).at(-1));
-      const results = toolResults(h.model.requestsFor(request.sessionId ?? ""));
-      expect(results).toHaveLength(3);
-      for (const out of results) {
-        expect(out).toMatch(REFUSED);
-        expect(leaked(out)).toEqual([]);
-      }
+      expectRefusedAll(readOnlySession(h.model.requestsFor(request.sessionId ?? "")), 6);
       const analystDir = join(targets.workspaceRoot, "analyst", "shared");
       await mkdir(analystDir, { recursive: true });
       expect(await readdir(analystDir)).toEqual([]);
     }, 180_000);
   });
+}
+
+/** `git status` of a task's working tree of `repo` under `tasksDir` (`<id>-<tag>/<repo>`): empty when nothing changed. */
+async function treeChanges(tasksDir: string, taskId: number, repo: string): Promise<string> {
+  const dir = (await readdir(tasksDir)).find((name) => name.startsWith(`${taskId}-`));
+  if (!dir) throw new Error(`no working tree of task ${taskId} in ${tasksDir}`);
+  return gitFixture(join(tasksDir, dir, repo), ["status", "--porcelain", "--untracked-files=all"]);
+}
+
+/** The files directly in `dir` whose bytes hold `text`. */
+async function filesHolding(dir: string, text: string): Promise<string[]> {
+  const names = await readdir(dir);
+  const holding = await Promise.all(names.map(async (name) => ((await readFile(join(dir, name)).catch(() => Buffer.alloc(0))).includes(text) ? name : undefined)));
+  return holding.filter((name) => name !== undefined);
 }
 
 /** Every file path under `dir`, for a before/after comparison. */

@@ -18,6 +18,8 @@ const HARDENING: ReadonlyArray<readonly [string, string]> = [
   ["protocol.ext.allow", "never"],
   ["diff.external", ""],
   ["advice.detachedHead", "false"],
+  // No `gc --auto` left running behind a command: a command is done when its output closes.
+  ["gc.auto", "0"],
 ];
 
 /** Names of every variable {@link gitEnv} may set (simple-git blocks unlisted `GIT_*` ones). */

@@ -37,6 +37,14 @@ export function createGitRunner(options: GitRunnerOptions): GitRunner {
     return simpleGit({
       baseDir: cwd,
       timeout: { block: options.timeoutMs },
+      // A command is done when its output is closed, not 50 ms after it exited (simple-git's
+      // default): on a loaded machine output read after that window was lost, and an empty
+      // ls-remote, symbolic-ref or merge-base read as "no refs", "" or "no common history".
+      completion: { onClose: true, onExit: false },
+      // Any exit but 0 fails, also without a word on stderr (simple-git passes those as success,
+      // and a git killed by a signal then returned what it had printed so far).
+      errors: (error, result) =>
+        error ?? (result.exitCode === 0 ? undefined : Buffer.concat([...result.stdErr, ...result.stdOut, Buffer.from(`(git exited with ${result.exitCode ?? "a signal"})`)])),
       allowEnvironment: gitEnvNames(env),
       unsafe: { allowUnsafeConfigEnvCount: true, allowUnsafeConfigPaths: true, allowUnsafeProtocolOverride: true, allowUnsafeHooksPath: true, allowUnsafeFsMonitor: true, allowUnsafeCredentialHelper: true, allowUnsafeDiffExternal: true },
     }).env(env);

@@ -195,9 +195,15 @@ export function createGitWorkspaces(options: GitWorkspacesOptions): GitWorkspace
   }
 
   async function mergeBase(dir: string, repo: RepoRef, baseBranch: string, branch: string): Promise<string> {
+    const noHistory = () => new GitCommandError(`branch ${branch} of ${repo.fullName} shares no history with ${baseBranch}`);
     // git exits 1 without a word when there is no common commit.
-    const sha = (await git.run(dir, ["merge-base", `origin/${baseBranch}`, "HEAD"], { ctx: ctx("merge-base", repo) })).trim();
-    if (!/^[0-9a-f]{40,64}$/.test(sha)) throw new GitCommandError(`branch ${branch} of ${repo.fullName} shares no history with ${baseBranch}`);
+    const sha = (
+      await git.run(dir, ["merge-base", `origin/${baseBranch}`, "HEAD"], {
+        ctx: ctx("merge-base", repo),
+        onFailure: (output) => (/^\(git exited with 1\)$/.test(output.trim()) ? noHistory() : undefined),
+      })
+    ).trim();
+    if (!/^[0-9a-f]{40,64}$/.test(sha)) throw noHistory();
     return sha;
   }
 

@@ -5,7 +5,7 @@ import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveOpencodeBinary } from "./opencode-binary.ts";
-import { buildOpencodeConfig, PROVIDER_KEY_VAR, renderAgentMarkdown, type AgentSpec, type ProviderSpec } from "./opencode-config.ts";
+import { buildOpencodeConfig, EMPTY_MODEL_CATALOGUE, PROVIDER_KEY_VAR, renderAgentMarkdown, type AgentSpec, type ProviderSpec } from "./opencode-config.ts";
 import { freePort } from "./free-port.ts";
 import { killGroup, spawnWatched } from "./group-watchdog.ts";
 import { SERVE_LAUNCHER, toolSandboxSetup, type ToolSandboxMode } from "./tool-sandbox.ts";
@@ -39,6 +39,14 @@ export interface OpencodeServerOptions {
    * `parentDir` or the OS temp directory (the services' WORKSPACE_DIR layout).
    */
   sandboxRoots?: string[];
+  /** RATATOSKR_SANDBOX_NETWORK of the sandbox: `none` (default) or `host` (commands share opencode's network). */
+  sandboxNetwork?: "none" | "host";
+  /**
+   * Credentials written to opencode's `auth.json` in its XDG data directory, where `opencode auth
+   * login` keeps a real deployment's provider keys (`{ <provider id>: { type: "api", key } }`):
+   * canaries for the escape suite. A provider id opencode does not know is never called.
+   */
+  auth?: Record<string, { type: "api"; key: string }>;
 }
 
 export interface OpencodeServer {
@@ -85,6 +93,8 @@ export async function startOpencodeServer(options: OpencodeServerOptions): Promi
   const providerId = options.provider.id ?? "fake";
   const model = options.model === null ? undefined : (options.model ?? `${providerId}/${options.provider.models?.[0] ?? "scripted"}`);
   const sandbox = toolSandboxSetup(options.toolSandbox ?? "auto", options.sandboxRoots ?? [join(rootDir, "work"), join(options.parentDir ?? tmpdir(), "*", "tasks")]);
+  const modelsFile = join(rootDir, "models.json");
+  await writeFile(modelsFile, EMPTY_MODEL_CATALOGUE);
   await writeFile(configFile, JSON.stringify(buildOpencodeConfig(options.provider, model, { ...sandbox.config, ...options.extraConfig }), null, 2));
   if (options.agentsDir) {
     for (const file of (await readdir(options.agentsDir)).filter((f) => f.endsWith(".md"))) {
@@ -103,6 +113,10 @@ export async function startOpencodeServer(options: OpencodeServerOptions): Promi
       }),
     ),
   );
+  if (options.auth) {
+    await mkdir(join(xdg["XDG_DATA_HOME"]!, "opencode"), { recursive: true });
+    await writeFile(join(xdg["XDG_DATA_HOME"]!, "opencode", "auth.json"), JSON.stringify(options.auth, null, 2), { mode: 0o600 });
+  }
   const password = options.password ?? randomBytes(12).toString("hex");
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -114,9 +128,11 @@ export async function startOpencodeServer(options: OpencodeServerOptions): Promi
     OPENCODE_DISABLE_PROJECT_CONFIG: "1",
     OPENCODE_DISABLE_AUTOUPDATE: "1",
     OPENCODE_DISABLE_MODELS_FETCH: "1",
+    OPENCODE_MODELS_PATH: modelsFile,
     OPENCODE_SERVER_PASSWORD: password,
     ...(options.provider.apiKey ? { [PROVIDER_KEY_VAR]: options.provider.apiKey } : {}),
     ...sandbox.env,
+    ...(options.sandboxNetwork ? { RATATOSKR_SANDBOX_NETWORK: options.sandboxNetwork } : {}),
   };
   // Own process group: stop() kills opencode and every tool it spawned; the watchdog does it when
   // this process dies first.
