@@ -11,3 +11,4 @@ export * from "./json-depth.ts";
 export * from "./text/hidden-text.ts";
 export * from "./text/untrusted-text.ts";
 export * from "./text/reason-text.ts";
+export * from "./doors/door-texts.ts";

@@ -1,11 +1,11 @@
-import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import { Prisma, PrismaClient } from "../generated/client.ts";
-import { lazyObject } from "./lazy-client.ts";
+import type { Prisma, PrismaClient } from "../generated/client.ts";
+import { lazyClient } from "./lazy-client.ts";
 import { assertSchemaName } from "./migrations/schema-name.ts";
+import { PRISMA_MODELS } from "./prisma-models.ts";
 import { registerSqlPool } from "./sql/sql-pool.ts";
 
-export { PrismaClient, Prisma };
+export type { PrismaClient, Prisma };
 export type {
   AgentTrace,
   DialogueTurn,
@@ -52,9 +52,15 @@ export function createDatabase({ connectionString, schema = "public", onIdleErro
   // Heard from the start: Prisma adds its own listener only once it connects, and a process whose
   // idle sweeps use this pool directly may never let it. An unheard `error` would crash the process.
   pool.on("error", (error) => onIdleError?.(error));
-  // Built on first use: the idle sweeps and the hot paths run in plain SQL on the pool, and the
-  // client itself takes 1.3 MB of heap (measured in plain node), so an idle process never makes it.
-  const client = lazyObject(() => new PrismaClient({ adapter: new PrismaPg(pool, { schema }) }));
+  // Loaded and built on first use: the idle sweeps and the hot paths run in plain SQL on the pool,
+  // and Prisma's modules and client cost ~8 MB of RSS, so an idle process never holds them.
+  const client = lazyClient(async () => {
+    const [{ PrismaClient }, { PrismaPg }] = await Promise.all([
+      import("../generated/client.ts"),
+      import("@prisma/adapter-pg"),
+    ]);
+    return new PrismaClient({ adapter: new PrismaPg(pool, { schema }) });
+  }, PRISMA_MODELS);
   const prisma = client.proxy;
   registerSqlPool(prisma, pool);
   let closing: Promise<void> | undefined;
@@ -64,7 +70,8 @@ export function createDatabase({ connectionString, schema = "public", onIdleErro
     pool,
     close: () =>
       (closing ??= (async () => {
-        if (client.created()) await prisma.$disconnect();
+        const loaded = await client.whenLoaded()?.catch(() => undefined);
+        await loaded?.$disconnect();
         await pool.end();
       })()),
   };

@@ -19,6 +19,7 @@ export * from "./repositories/repositories.ts";
 export * from "./transitions/apply-transition.ts";
 export * from "./budget/budget-guard.ts";
 export { notifyJobId } from "./transitions/notify-job-id.ts";
+export { channelOf, deliveryJobData, type TaskChannel } from "./transitions/task-channel.ts";
 export * from "./follow-ups/follow-up.dispatcher.ts";
 export { toJobRequest } from "./follow-ups/follow-up-job.ts";
 export {

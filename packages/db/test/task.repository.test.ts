@@ -142,4 +142,15 @@ describe("TaskRepository", () => {
     expect(await db.repos.tasks.findActiveByChat(91)).toBeNull();
     expect(await db.prisma.task.count({ where: { chatId: 91 } })).toBe(0);
   });
+
+  it("finds a plan an older process wrote during a rolling upgrade, under the names it still used", async () => {
+    const planned = await command(31);
+    const targetKey = planned.targetKey!;
+    // What the release before one_lifecycle writes: status 'succeeded', event 'command.plan-drafted'.
+    await db.prisma.task.update({ where: { id: planned.id }, data: { status: "succeeded", version: 1 } });
+    await db.prisma.taskEvent.create({
+      data: { taskId: planned.id, version: 1, type: "command.plan-drafted", payload: { plan: "1. old-style plan" }, fromStatus: "running", toStatus: "succeeded" },
+    });
+    expect(await db.repos.tasks.latestPlan(targetKey)).toBe("1. old-style plan");
+  });
 });

@@ -1,5 +1,5 @@
 import { IllegalTransitionError } from "@ratatoskr/contracts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createDatabase, createRepositories, type Database, type Repositories } from "../src/index.ts";
 import { createTestDatabase, type TestDatabase } from "../src/testing/index.ts";
 import { TaskRowCache } from "../src/transitions/task-row-cache.ts";
@@ -69,6 +69,32 @@ describe("a transition planned on the row this process last wrote", () => {
 
     expect(drafted).toMatchObject({ title: "Dark mode", goal: "a toggle", status: "ready" });
     expect(drafted).toEqual(await here.tasks.findById(task.id));
+  });
+});
+
+describe("a run's session stored on the task (updateRun)", () => {
+  it("is remembered: the task's next transition is one statement, no refused write or read first", async () => {
+    const task = await newTask(404);
+    await here.applyTransition(task.id, { type: "turn.received" });
+    await here.tasks.updateRun(task.id, { agentSessionId: "ses_1", agentServerUrl: "http://opencode" });
+    const pool = database.db.pool;
+    const queries = vi.spyOn(pool, "query");
+    const connections = vi.spyOn(pool, "connect");
+    try {
+      const { task: drafted } = await here.applyTransition(task.id, {
+        type: "analyst.drafted",
+        consumedTurns: 1,
+        forced: false,
+      });
+      // One statement on the pool, and no connection of its own for a transition alone.
+      expect(queries).toHaveBeenCalledTimes(1);
+      expect(connections).toHaveBeenCalledTimes(1);
+      expect(drafted).toMatchObject({ status: "ready", version: 2, agentSessionId: "ses_1" });
+    } finally {
+      queries.mockRestore();
+      connections.mockRestore();
+    }
+    expect(await here.tasks.findById(task.id)).toMatchObject({ status: "ready", agentSessionId: "ses_1" });
   });
 });
 

@@ -42,7 +42,7 @@ describe("loadConfig", () => {
       database: { url: validEnv.DATABASE_URL, schema: undefined },
       log: { level: "info", format: "auto" },
       shutdown: { timeoutMs: 30_000 },
-      http: { host: "0.0.0.0", port: 8080 },
+      http: { host: "0.0.0.0", port: 8080, trustProxy: undefined },
       service: { version: "dev" },
     });
   });
@@ -126,6 +126,22 @@ describe("loadConfig", () => {
     );
   });
 
+  it("takes as TRUST_PROXY only addresses, ranges and the names fastify knows, naming what it refuses", () => {
+    const trusted = " 10.0.0.0/8, 192.168.1.7 ,fd00::/8, ::1, loopback";
+    expect(loadConfig(baseConfigSchema, { ...validEnv, TRUST_PROXY: trusted }).http.trustProxy).toEqual([
+      "10.0.0.0/8",
+      "192.168.1.7",
+      "fd00::/8",
+      "::1",
+      "loopback",
+    ]);
+    const err = configError(() =>
+      loadConfig(baseConfigSchema, { ...validEnv, TRUST_PROXY: "true,10.0.0.0/33,proxy.internal,10.1.2.3" }),
+    );
+    expect(err.problems).toEqual([expect.objectContaining({ name: "TRUST_PROXY" })]);
+    expect(err.message).toContain("not one: true, 10.0.0.0/33, proxy.internal");
+  });
+
   it("treats an empty value as unset", () => {
     expect(loadConfig(baseConfigSchema, { ...validEnv, SHUTDOWN_TIMEOUT_MS: "" }).shutdown.timeoutMs).toBe(
       30_000,
@@ -170,6 +186,7 @@ describe("describeConfig", () => {
       "SHUTDOWN_TIMEOUT_MS",
       "HTTP_HOST",
       "HTTP_PORT",
+      "TRUST_PROXY",
       "SERVICE_VERSION",
     ]);
     expect(vars.find((v) => v.name === "SHUTDOWN_TIMEOUT_MS")).toMatchObject({
@@ -187,7 +204,7 @@ describe("describeConfig", () => {
 
   it("renders a markdown table row per variable", () => {
     const table = renderConfigTable(baseConfigSchema).split("\n");
-    expect(table).toHaveLength(2 + 14);
+    expect(table).toHaveLength(2 + 15);
     expect(table).toContain(
       "| `QUEUE_PREFIX` | `ratatoskr` | BullMQ key prefix; every service sharing the queues must use the same one; hash-tagged ({ratatoskr}) on a Redis Cluster (text matching /^(?:[A-Za-z0-9_-]+\\|\\{[A-Za-z0-9_-]+\\})$/) |",
     );
@@ -213,7 +230,7 @@ describe("README", () => {
     const readme = await readFile(new URL("../README.md", import.meta.url), "utf8");
     const table = /<!-- config-table:start -->([\s\S]*?)<!-- config-table:end -->/.exec(readme)?.[1] ?? "";
     const expected = cells(renderConfigTable(baseConfigSchema));
-    expect(expected).toHaveLength(15);
+    expect(expected).toHaveLength(16);
     expect(cells(table)).toEqual(expected);
   });
 });

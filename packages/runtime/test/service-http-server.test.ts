@@ -39,6 +39,24 @@ describe("service HTTP server", () => {
     expect(res.json()).toEqual({ status: "ok", service: "dev", version: "1.2.3" });
   });
 
+  it("still validates and serializes a route's JSON schemas, its compilers loaded when it is added", async () => {
+    const app = server({});
+    app.post(
+      "/echo",
+      {
+        schema: {
+          body: { type: "object", required: ["n"], properties: { n: { type: "integer" } } },
+          response: { 200: { type: "object", properties: { n: { type: "integer" } } } },
+        },
+      },
+      async (request) => ({ ...(request.body as object), secret: "not in the schema" }),
+    );
+    const bad = await app.inject({ method: "POST", url: "/echo", payload: { n: "one" } });
+    expect(bad.statusCode).toBe(400);
+    const good = await app.inject({ method: "POST", url: "/echo", payload: { n: 1 } });
+    expect(good.json()).toEqual({ n: 1 });
+  });
+
   it("is ready when every check passes", async () => {
     // A producer connection fails fast, so readiness is false until it has connected.
     await waitFor(() => h.producer.status === "ready", { what: "redis to connect" });

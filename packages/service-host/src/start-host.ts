@@ -176,6 +176,7 @@ async function assemble(
     metrics,
     logger,
     isDraining: () => shutdown.isShuttingDown,
+    ...(config.http.trustProxy ? { trustProxy: config.http.trustProxy } : {}),
   });
   for (const [, instance] of instances) await instance.routes?.(http);
   shutdown.register("telemetry", "http", () => http.close());

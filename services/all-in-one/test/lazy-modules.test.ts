@@ -17,6 +17,9 @@ const PROBE = fileURLToPath(new URL("./support/loaded-packages.ts", import.meta.
 /** Prisma's query compiler (its wasm and the base64 source of it), loaded at the first Prisma query. */
 const QUERY_COMPILER = "@prisma/client/runtime/query_compiler";
 
+/** Prisma's runtime (the generated client imports it) and its pg adapter, loaded with the client at its first query. */
+const PRISMA_CLIENT = ["@prisma/client", "@prisma/adapter-pg"];
+
 /** undici's fetch (loaded by its index, never by its Agent or request API alone). */
 const UNDICI_FETCH = "undici/lib/web/fetch";
 
@@ -57,11 +60,13 @@ describe("all-in-one loads a feature's heavy modules only when the feature is us
     });
   }, 120_000);
 
-  it("starts without undici's fetch, gitea-js, simple-git or the JSONC parser when Gitea is not configured", async () => {
+  it("starts without undici's fetch, gitea-js, simple-git, the JSONC parser or fastify's schema compilers when Gitea is not configured", async () => {
     // The opencode clients need only undici's Agent and request API; its index loads the rest too
     // (2.8 MB more heap), which only the Gitea client (fetch) uses. git and the opencode config
-    // parser are needed by jobs only.
-    const unused = [UNDICI_FETCH, "gitea-js", "simple-git", "jsonc-parser"];
+    // parser are needed by jobs only; fastify's compilers (ajv, fast-json-stringify's) by a route
+    // with a JSON schema.
+    const compilers = ["ajv", "@fastify/ajv-compiler", "@fastify/fast-json-stringify-compiler"];
+    const unused = [UNDICI_FETCH, "gitea-js", "simple-git", "jsonc-parser", ...compilers];
     expect(await probe({ BULL_BOARD_DISABLED: "true" }, unused)).toEqual({
       started: Object.fromEntries(unused.map((name) => [name, false])),
     });
@@ -75,9 +80,10 @@ describe("all-in-one loads a feature's heavy modules only when the feature is us
     });
   }, 120_000);
 
-  it("idles through every periodic sweep and a readiness probe without loading Prisma's query compiler", async () => {
+  it("idles through every periodic sweep and a readiness probe without loading Prisma", async () => {
     // Each sweep runs every 100 ms, so the idle second and a half holds several passes of each;
-    // their idle queries go through the plain pg pool (the compiler costs ~10 MB of RSS).
+    // their idle queries go through the plain pg pool (the compiler costs ~10 MB of RSS, Prisma's
+    // client modules ~8 MB more).
     const sweepEvery = "100";
     const env = {
       BULL_BOARD_DISABLED: "true",
@@ -96,10 +102,12 @@ describe("all-in-one loads a feature's heavy modules only when the feature is us
       GITEA_WEBHOOK_SECRET: "secret",
       GITEA_BOT_LOGIN: "ratatoskr-bot",
     };
-    expect(await probe(env, [QUERY_COMPILER])).toEqual({
-      started: { [QUERY_COMPILER]: false },
-      idled: { [QUERY_COMPILER]: false },
-      fetched: { status: expect.any(Number), loaded: { [QUERY_COMPILER]: false } },
+    const prisma = [QUERY_COMPILER, ...PRISMA_CLIENT];
+    const unloaded = Object.fromEntries(prisma.map((name) => [name, false]));
+    expect(await probe(env, prisma)).toEqual({
+      started: unloaded,
+      idled: unloaded,
+      fetched: { status: expect.any(Number), loaded: unloaded },
     });
   }, 120_000);
 });

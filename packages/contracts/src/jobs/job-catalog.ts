@@ -18,14 +18,30 @@ interface CatalogEntry<S extends z.ZodType> {
   attempts: number;
 }
 
+/** An entry whose schema is built when first read (see job-schemas.ts), then kept. */
+function entry<S extends z.ZodType, N extends string, A extends number>(
+  build: () => S,
+  jobName: N,
+  attempts: A,
+): { readonly schema: S; readonly jobName: N; readonly attempts: A } {
+  let schema: S | undefined;
+  return {
+    get schema() {
+      return (schema ??= build());
+    },
+    jobName,
+    attempts,
+  };
+}
+
 /** One place for every queue's payload schema and retry policy. */
 export const JOB_CATALOG = {
-  [QUEUE.intake]: { schema: intakeJobSchema, jobName: "route-command", attempts: 5 },
-  [QUEUE.analyst]: { schema: analystJobSchema, jobName: "analyse-turn", attempts: 3 },
-  [QUEUE.dev]: { schema: devJobSchema, jobName: "run-dev", attempts: 2 },
-  [QUEUE.review]: { schema: reviewJobSchema, jobName: "review-diff", attempts: 2 },
-  [QUEUE.postmortem]: { schema: postmortemJobSchema, jobName: "explain-failure", attempts: 2 },
-  [QUEUE.notify]: { schema: notifyJobSchema, jobName: "send-notification", attempts: 8 },
+  [QUEUE.intake]: entry(intakeJobSchema, "route-command", 5),
+  [QUEUE.analyst]: entry(analystJobSchema, "analyse-turn", 3),
+  [QUEUE.dev]: entry(devJobSchema, "run-dev", 2),
+  [QUEUE.review]: entry(reviewJobSchema, "review-diff", 2),
+  [QUEUE.postmortem]: entry(postmortemJobSchema, "explain-failure", 2),
+  [QUEUE.notify]: entry(notifyJobSchema, "send-notification", 8),
 } as const satisfies { [Q in QueueName]: CatalogEntry<z.ZodType> };
 
 export type JobCatalog = typeof JOB_CATALOG;

@@ -1,4 +1,4 @@
-import { QUEUE } from "@ratatoskr/contracts";
+import { QUEUE, type TaskSource } from "@ratatoskr/contracts";
 import type { FollowUp, PrismaClient } from "../../generated/client.ts";
 import { camelRow, prismaLikeTypes, requireSqlPool } from "../sql/sql-pool.ts";
 
@@ -19,7 +19,7 @@ export interface AwaitedFollowUp {
    */
   taskVersion: number;
   /** The door it came through: what the person is told to do next depends on it. */
-  source: string;
+  source: TaskSource;
   followUp: FollowUp;
 }
 
@@ -49,7 +49,7 @@ async function queryRows(prisma: PrismaClient, name: string, text: string, value
 async function awaited(prisma: PrismaClient, name: string, text: string, values: unknown[]): Promise<AwaitedFollowUp[]> {
   return (await queryRows(prisma, name, text, values)).map(({ awaited_task_version: taskVersion, awaited_task_source: source, ...row }) => {
     const followUp = camelRow<FollowUp>(row);
-    return { taskId: followUp.taskId, taskVersion: Number(taskVersion), source: String(source), followUp };
+    return { taskId: followUp.taskId, taskVersion: Number(taskVersion), source: String(source) as TaskSource, followUp };
   });
 }
 

@@ -7,7 +7,7 @@ import type pg from "pg";
  */
 const NOW = `(now() AT TIME ZONE 'UTC')`;
 /** $1: claimed before (ms ago), $2: stored before (ms ago), $3: limit. */
-const LIST_CHATS_LEFT_BEHIND = `
+export const LIST_CHATS_LEFT_BEHIND = `
   (SELECT DISTINCT chat_id FROM notifications
     WHERE status = 'sending' AND channel = 'telegram' AND chat_id IS NOT NULL
       AND claimed_at < ${NOW} - $1::int * interval '1 millisecond')

@@ -1,9 +1,9 @@
-import { Prisma, type Notification, type PrismaClient } from "../../generated/client.ts";
+import type { Notification, Prisma, PrismaClient } from "../../generated/client.ts";
 import type pg from "pg";
 import type { DbClient } from "../database.ts";
 import { NotificationSql, type ChatHead } from "./notification-sql.ts";
 import { LIST_STALE_PENDING, MARK_UNCERTAIN, SETTLE_STALE_SENDING } from "./notification-repair-sql.ts";
-import { NotificationSweepSql } from "./notification-sweep-sql.ts";
+import { LIST_CHATS_LEFT_BEHIND, NotificationSweepSql } from "./notification-sweep-sql.ts";
 
 export type { ChatHead } from "./notification-sql.ts";
 
@@ -71,11 +71,25 @@ export class NotificationRepository {
   /**
    * `create`, unless the task already has a message with one of `templates` stored at or after
    * `since`: the check and the insert run under the task's row lock, so two writers (a handler and
-   * a sweep's repair) cannot both add one. Null when one was there.
+   * a sweep's repair) cannot both add one. With `atVersion`, only while the task is still at that
+   * version: a repair writes only on what it saw (no transition since, so no newer failure and no
+   * newer follow-up). Null when nothing was written.
+   *
+   * The lock comes first, in a statement of its own: the check after it reads what the writer that
+   * held the lock committed (one INSERT … WHERE NOT EXISTS would read from before it waited).
    */
-  async createUnlessSince(input: NewNotification & { taskId: number }, templates: readonly string[], since: Date): Promise<Notification | null> {
+  async createUnlessSince(
+    input: NewNotification & { taskId: number },
+    templates: readonly string[],
+    since: Date,
+    atVersion?: number,
+  ): Promise<Notification | null> {
     const write = async (tx: DbClient) => {
-      await tx.$queryRaw`SELECT id FROM tasks WHERE id = ${input.taskId} FOR UPDATE`;
+      const locked =
+        atVersion === undefined
+          ? await tx.$queryRaw<{ id: number }[]>`SELECT id FROM tasks WHERE id = ${input.taskId} FOR UPDATE`
+          : await tx.$queryRaw<{ id: number }[]>`SELECT id FROM tasks WHERE id = ${input.taskId} AND version = ${atVersion} FOR UPDATE`;
+      if (locked.length === 0) return null;
       const repo = new NotificationRepository(tx);
       if (await repo.findForTaskSince(input.taskId, templates, since)) return null;
       return repo.create(input);
@@ -256,23 +270,13 @@ export class NotificationRepository {
     limit = 100,
   ): Promise<number[]> {
     if (this.sweepSql) return this.sweepSql.listChatsLeftBehind(claimedBeforeMs, pendingBeforeMs, limit);
-    // Database time, as the rows' own stamps.
-    const now = Prisma.sql`(now() AT TIME ZONE 'UTC')`;
-    const claimedBefore = Prisma.sql`${now} - ${claimedBeforeMs}::int * interval '1 millisecond'`;
-    const storedBefore = Prisma.sql`${now} - ${pendingBeforeMs}::int * interval '1 millisecond'`;
-    const rows = await this.db.$queryRaw<Array<{ chat_id: bigint }>>`
-      (SELECT DISTINCT chat_id FROM notifications
-        WHERE status = 'sending' AND channel = 'telegram' AND chat_id IS NOT NULL AND claimed_at < ${claimedBefore})
-      UNION
-      (SELECT c.chat_id FROM
-        (SELECT DISTINCT chat_id FROM notifications
-          WHERE status = 'pending' AND attempts = 0 AND channel = 'telegram' AND chat_id IS NOT NULL
-            AND created_at < ${storedBefore}) c
-        CROSS JOIN LATERAL (SELECT status, attempts, created_at FROM notifications h
-          WHERE h.channel = 'telegram' AND h.chat_id = c.chat_id AND h.status IN ('pending', 'sending')
-          ORDER BY h.id LIMIT 1) head
-        WHERE head.status = 'pending' AND head.attempts = 0 AND head.created_at < ${storedBefore})
-      ORDER BY chat_id LIMIT ${limit}`;
+    // The same statement through Prisma (database time, as the rows' own stamps).
+    const rows = await this.db.$queryRawUnsafe<Array<{ chat_id: bigint }>>(
+      LIST_CHATS_LEFT_BEHIND,
+      claimedBeforeMs,
+      pendingBeforeMs,
+      limit,
+    );
     return rows.map((row) => Number(row.chat_id));
   }
 

@@ -10,11 +10,16 @@ import type { Task } from "../../generated/client.ts";
 /** Snapshot columns as written back after a transition (id and source never change). */
 export type SnapshotColumns = Omit<TaskSnapshot, "id" | "source" | "command" | "failureReason">;
 
+/** The door a task came through (the column holds only the state machine's sources). */
+export function sourceOf(row: Pick<Task, "source">): TaskSource {
+  return row.source as TaskSource;
+}
+
 /** The part of a task row the state machine reads. */
 export function toSnapshot(row: Task): TaskSnapshot {
   const snapshot: TaskSnapshot = {
     id: row.id,
-    source: row.source as TaskSource,
+    source: sourceOf(row),
     status: storedStatus(row.status),
     version: row.version,
     turnCount: row.turnCount,

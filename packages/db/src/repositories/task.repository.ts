@@ -1,7 +1,8 @@
-import { GITEA_STATUSES, isFinal, type GiteaCommandKind, type TaskStatus } from "@ratatoskr/contracts";
+import { GITEA_STATUSES, isFinal, LEGACY_EVENT_TYPES, type GiteaCommandKind, type TaskEventType, type TaskStatus } from "@ratatoskr/contracts";
 import type { Task } from "../../generated/client.ts";
 import type pg from "pg";
 import type { DbClient } from "../database.ts";
+import { rememberTaskRow } from "../transitions/sql-transition.ts";
 import { idsInStatus, listTasksByStatus } from "./task-list-sql.ts";
 
 /** A command's place in its issue/PR's line (see listTargetLine). */
@@ -177,17 +178,20 @@ export class TaskRepository {
   }
 
   /** Branch, PR and the agent session a person can `/continue` or `/attach` to. */
-  updateRun(id: number, run: RunFields): Promise<Task> {
-    return this.db.task.update({ where: { id }, data: run });
+  async updateRun(id: number, run: RunFields): Promise<Task> {
+    const task = await this.db.task.update({ where: { id }, data: run });
+    if (this.pool) rememberTaskRow(this.pool, task);
+    return task;
   }
 
   /**
    * The plan of the latest finished `/agent plan`/`iterate` of an issue (`plan.drafted`
    * events of commands that ended in success), for `/agent implement` to follow; undefined when none.
+   * Also under the names an older process may still write during a rolling upgrade.
    */
   async latestPlan(targetKey: string): Promise<string | undefined> {
     const event = await this.db.taskEvent.findFirst({
-      where: { type: "plan.drafted", task: { targetKey, status: "success" } },
+      where: { type: { in: namesOf("plan.drafted") }, task: { targetKey, status: { in: ["success", "succeeded"] } } },
       orderBy: [{ taskId: "desc" }, { version: "desc" }],
     });
     const plan = (event?.payload as { plan?: unknown } | null)?.plan;
@@ -198,3 +202,6 @@ export class TaskRepository {
     return this.db.task.update({ where: { id }, data: { statusCommentId } });
   }
 }
+
+/** An event type and the legacy names that mean it. */
+const namesOf = (type: TaskEventType): string[] => [type, ...Object.keys(LEGACY_EVENT_TYPES).filter((legacy) => LEGACY_EVENT_TYPES[legacy] === type)];

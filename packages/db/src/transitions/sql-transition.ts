@@ -1,5 +1,6 @@
 import type { TaskEvent } from "@ratatoskr/contracts";
 import type pg from "pg";
+import type { Task } from "../../generated/client.ts";
 import { createGroupCommit } from "../sql/group-commit.ts";
 import { TaskRowCache } from "./task-row-cache.ts";
 import { applyAlone } from "./transition-alone.ts";
@@ -18,6 +19,15 @@ function cacheOf(pool: pg.Pool): TaskRowCache {
 /** A transition written elsewhere in this process (the Prisma path): its remembered row is stale. */
 export function forgetTaskRow(pool: pg.Pool, taskId: number): void {
   caches.get(pool)?.delete(taskId);
+}
+
+/**
+ * A task row this process just wrote outside a transition (the run's session on the task): the
+ * task's next transition is planned on it and written in one statement. Remembering the row from
+ * before would cost that transition a refused write and a fresh read first.
+ */
+export function rememberTaskRow(pool: pg.Pool, task: Task): void {
+  cacheOf(pool).set(task);
 }
 
 /**

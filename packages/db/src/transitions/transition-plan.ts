@@ -10,6 +10,7 @@ import {
 import type { Task } from "../../generated/client.ts";
 import { snapshotColumns, toSnapshot, type SnapshotColumns } from "../repositories/task-snapshot.mapper.ts";
 import { notifyJobId } from "./notify-job-id.ts";
+import { channelOf, deliveryJobData } from "./task-channel.ts";
 import type { TaskPatch } from "./transition-types.ts";
 
 type Notify = Extract<TaskEffect, { type: "notify" }>;
@@ -54,21 +55,16 @@ export function planTransition(row: Task, event: TaskEvent, now: Date): Transiti
     if (effect.type === "enqueue") followUps.push({ queue: effect.job.queue, jobId: effect.job.jobId, data: { ...effect.job.data } });
   }
   const notices = result.effects.filter((effect): effect is Notify => effect.type === "notify");
-  if (row.source === "gitea") {
+  const channel = channelOf(row);
+  if (channel.channel === "gitea") {
     // The Gitea channel shows a command's state in its one status comment: every transition
     // refreshes it once, whatever the pipeline said (a postmortem replies on its own).
     notifications.push({ channel: "gitea", chatId: null, template: "command.status", params: {} });
-    followUps.unshift({ queue: QUEUE.notify, jobId: notifyJobId(after, 0), data: { v: 1, kind: "gitea-status", taskId: row.id } });
+    followUps.unshift({ queue: QUEUE.notify, jobId: notifyJobId(after, 0), data: deliveryJobData(channel, row.id) });
   } else {
     notices.forEach((effect, index) => {
-      notifications.push({ channel: "telegram", chatId: row.chatId, template: effect.template, params: effect.params });
-      followUps.push({
-        queue: QUEUE.notify,
-        jobId: notifyJobId(after, index),
-        // The chat rides along so the notifier takes the chat's lease before reading anything.
-        data: row.chatId === null ? { v: 1, kind: "message" } : { v: 1, kind: "message", chatId: Number(row.chatId) },
-        notification: index,
-      });
+      notifications.push({ channel: "telegram", chatId: channel.chatId, template: effect.template, params: effect.params });
+      followUps.push({ queue: QUEUE.notify, jobId: notifyJobId(after, index), data: deliveryJobData(channel, row.id), notification: index });
     });
   }
   return {

@@ -1,5 +1,6 @@
 import type { ConfigOf } from "./config-loader.ts";
 import { envDurationMs, envEnum, envInt, envList, envString, envUrl } from "./env-var.ts";
+import { isProxyAddress } from "./proxy-address.ts";
 
 /**
  * Pieces every service composes into its own schema, e.g.
@@ -97,6 +98,12 @@ export const httpConfig = {
       min: 0,
       max: 65_535,
       description: "Port of the health/metrics server; 0 picks a free one",
+    }),
+    trustProxy: envList("TRUST_PROXY", {
+      optional: true,
+      each: { format: "addresses, CIDR ranges or loopback/linklocal/uniquelocal", test: isProxyAddress },
+      description:
+        "Reverse proxies whose X-Forwarded-For names the client (Bull Board's login lockout is per client); unset: X-Forwarded-For is ignored",
     }),
   },
 };

@@ -147,16 +147,23 @@ export function envEnum<
   return defineEnvVar(name, format, schema as z.ZodType<V[number]>, opts) as EnvVarFor<V[number], O>;
 }
 
-/** Comma-separated list; blanks around items are ignored, empty items are an error. */
-export function envList<const O extends EnvVarOptions<readonly string[]>>(
-  name: string,
-  opts: O,
-): EnvVarFor<readonly string[], O> {
-  const format = "a comma-separated list";
+/**
+ * Comma-separated list; blanks around items are ignored, empty items are an error, and so is an
+ * item `each` (what every item must be) refuses.
+ */
+export function envList<
+  const O extends EnvVarOptions<readonly string[]> & { each?: { format: string; test: (item: string) => boolean } },
+>(name: string, opts: O): EnvVarFor<readonly string[], O> {
+  const { each } = opts;
+  const format = each ? `a comma-separated list of ${each.format}` : "a comma-separated list";
   const schema = z
     .string()
     .transform((raw) => raw.split(",").map((item) => item.trim()))
-    .refine((items) => items.every((item) => item.length > 0), `must be ${format} without empty items`);
+    .refine((items) => items.every((item) => item.length > 0), `must be ${format} without empty items`)
+    .superRefine((items, ctx) => {
+      const bad = each ? items.filter((item) => !each.test(item)) : [];
+      if (bad.length > 0) ctx.addIssue({ code: "custom", message: `must be ${format}; not one: ${bad.join(", ")}` });
+    });
   return defineEnvVar(name, format, schema, opts, (value: readonly string[]) => value.join(",")) as EnvVarFor<
     readonly string[],
     O

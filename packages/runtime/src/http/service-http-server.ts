@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { ServiceMetrics } from "../metrics/service-metrics.ts";
+import { lazySchemaCompilers } from "./lazy-schema-compilers.ts";
 import { runReadinessChecks, type ReadinessCheck, type ReadinessReport } from "./readiness-checks.ts";
 
 const FULL_REPORT = Symbol("readiness report with reasons");
@@ -31,6 +32,8 @@ export interface ServiceHttpServerOptions {
   checkTimeoutMs?: number;
   /** While true (e.g. shutting down), readiness answers 503 without running the checks. */
   isDraining?: () => boolean;
+  /** TRUST_PROXY: addresses or ranges whose X-Forwarded-For gives `request.ip`; none by default. */
+  trustProxy?: readonly string[];
 }
 
 /**
@@ -41,8 +44,10 @@ export function createServiceHttpServer(opts: ServiceHttpServerOptions): Fastify
   const loggerInstance: FastifyBaseLogger = opts.logger.child({ component: "http" });
   const app = Fastify({
     loggerInstance,
+    trustProxy: opts.trustProxy?.length ? [...opts.trustProxy] : false,
     // Probes and scrapes every few seconds would drown the log.
     logController: new LogController({ disableRequestLogging: true }),
+    schemaController: { compilersFactory: lazySchemaCompilers },
   });
   const timeoutMs = opts.checkTimeoutMs ?? 2_000;
 

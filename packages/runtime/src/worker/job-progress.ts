@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Queue } from "bullmq";
 
 /**
  * What a running agent job shows in Bull Board (O6): where it is and what it has cost so far.
@@ -118,4 +119,22 @@ export function createJobProgress(
     },
     current: () => state,
   };
+}
+
+/** A tool's name is the model's to choose: only a plain identifier is shown to people, never markup. */
+const TOOL_NAME = /^[\w.-]{1,64}$/;
+
+/**
+ * What an agent job published with {@link createJobProgress}, read back for the person (`/status N`,
+ * the Gitea status comment): only while the job is active, undefined otherwise. A last tool whose
+ * name is not a plain identifier reads as none.
+ */
+export async function readAgentJobProgress(queue: Pick<Queue, "getJob">, jobId: string): Promise<AgentJobProgress | undefined> {
+  const job = await queue.getJob(jobId);
+  if (!job || !(await job.isActive())) return undefined;
+  const progress: unknown = job.progress;
+  if (typeof progress !== "object" || progress === null || typeof (progress as { stage?: unknown }).stage !== "string") return undefined;
+  const published = progress as AgentJobProgress;
+  const lastTool = typeof published.lastTool === "string" && TOOL_NAME.test(published.lastTool) ? published.lastTool : null;
+  return { ...published, lastTool };
 }
