@@ -1,10 +1,11 @@
-import { reply } from "@ratatoskr/testkit";
+import { commitToBare, reply } from "@ratatoskr/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEV, GiteaE2eHarness, POSTMORTEM, REPO } from "./gitea-e2e-harness.ts";
 
 /**
  * P6 on the Gitea door: a failed command gets its postmortem once, as a reply comment below its
- * status comment; when the postmortem agent cannot answer, the reply says so. Services as
+ * status comment; when the postmortem agent cannot answer, the reply says so; a failure whose
+ * cause is known (a rejected push) is explained plainly, without a model run. Services as
  * separate processes, real opencode on the scripted model, real git behind the fake Gitea.
  */
 const h = new GiteaE2eHarness();
@@ -75,5 +76,29 @@ describe("postmortem of a Gitea command (P6)", () => {
     await h.waitForStatus(task.id, "failed");
     await waitForReply(issue, task.id, "is unavailable");
     expect(replies(issue, task.id)).toHaveLength(1);
+  }, 180_000);
+
+  it("explains a rejected push plainly, with the Gitea way to retry, without asking the postmortem agent", async () => {
+    const title = "Race for the command branch";
+    const issue = h.gitea.addIssue(REPO, title, "someone else pushes").number!;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    h.model.addRule({
+      match: { systemIncludes: DEV, promptIncludes: title },
+      reply: [reply.write("acme/shop/mine.txt", "mine\n"), reply.json({ summary: "done", done: true }, { holdUntil: released })],
+    });
+    const task = await h.command(issue, "/agent implement");
+    // While the agent works, someone else pushes the command's branch: the agent's push is refused.
+    await expect.poll(() => h.model.requests.some((r) => r.isToolResult && r.userTexts.some((t) => t.includes(title))), { timeout: 60_000 }).toBe(true);
+    await commitToBare(h.gitea.bareDir(REPO), `agent/issue-${issue}-${task.id}`, { "theirs.txt": "theirs\n" }, "someone else");
+    release();
+
+    expect((await h.waitForStatus(task.id, "failed")).failureReason).toMatch(/rejected: the remote branch moved/);
+    await waitForReply(issue, task.id, "someone else pushed to the branch");
+    const [posted] = replies(issue, task.id);
+    expect(posted!.body).toContain(`🔍 **Why command #${task.id} failed**`);
+    expect(posted!.body).toContain("merge or drop it, then comment the command again");
+    expect(h.model.requests.filter((r) => r.system.includes(POSTMORTEM) && r.userTexts.some((t) => t.includes(title)))).toEqual([]);
+    expect(await h.traces(task.id)).toEqual([expect.objectContaining({ agent: "dev" })]);
   }, 180_000);
 });

@@ -1,8 +1,9 @@
 import { formatCallbackData } from "@ratatoskr/contracts";
 import { reply, scriptedCost } from "@ratatoskr/testkit";
+import type { AgentJobProgress } from "@ratatoskr/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { holdPushes } from "../support/push-hold.ts";
-import { CHATS, DEV, PipelineHarness, REVIEWER } from "./pipeline-harness.ts";
+import { CHATS, DEV, PipelineHarness, REVIEWER, waitFor } from "./pipeline-harness.ts";
 
 /**
  * P5 across processes: a task whose recorded runs already spent more than its budget stops before
@@ -11,7 +12,9 @@ import { CHATS, DEV, PipelineHarness, REVIEWER } from "./pipeline-harness.ts";
  *
  * The first two cases seed the spend as a finished run, to place it exactly; the third spends it
  * for real: the scripted model reports its usage as OpenAI-compatible providers do and the
- * testkit's opencode config prices it (SCRIPTED_PRICE).
+ * testkit's opencode config prices it (SCRIPTED_PRICE). The last one watches a run live (O6):
+ * `/status N` while the agent works shows its stage, round, last tool, the spend so far and how
+ * to attach.
  */
 const h = new PipelineHarness();
 const BUDGET_USD = 0.01;
@@ -221,5 +224,52 @@ describe("task budget", () => {
     expect(traces.map((t) => t.agent)).toEqual(["dev", "reviewer", "reviewer"]);
     // The review went on in the session the budget stopped, which holds what it had read.
     expect(traces[2]!.sessionId).toBe(stopped.sessionId);
+  }, 240_000);
+
+  it("/status N during a run shows its stage, round, last tool, the spend so far and the attach command", async () => {
+    const chat = CHATS[9]!;
+    const repo = "acme/watched";
+    await h.repo(repo);
+    const title = "Watch the run live";
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    h.model.addRule({
+      match: { systemIncludes: DEV, promptIncludes: title },
+      // The agent writes its file, then its session waits on the model while the person looks.
+      reply: [reply.write(`${repo}/watched.txt`, "watched\n"), reply.json({ summary: "added watched.txt", done: true }, { holdUntil: released })],
+    });
+    h.model.addRule({ match: { systemIncludes: REVIEWER, promptIncludes: title }, reply: [reply.json({ passed: true, summary: "fine", findings: [] })] });
+    const taskId = await h.approvedTask(chat, { title, repos: [repo], budgetUsd: 1 });
+
+    // The dev job has published the run's tool call and what its first step cost.
+    const devQueue = h.queue("dev");
+    const progress = await waitFor(h, async () => {
+      const job = (await devQueue.getJobs(["active"])).find((j) => j.data.taskId === taskId);
+      const live = job?.progress as AgentJobProgress | undefined;
+      return live?.lastTool === "write" && live.costUsd > 0 ? live : undefined;
+    });
+    const { agentSessionId, agentServerUrl } = await h.task(taskId);
+    expect(agentServerUrl).toBe(h.opencode.url);
+    expect(progress.sessionId).toBe(agentSessionId);
+    const spent = h.model.requests.filter((r) => r.sessionId === agentSessionId && r.usage).reduce((usd, r) => usd + scriptedCost(r.usage!), 0);
+    const usd = new Intl.NumberFormat("en", { style: "currency", currency: "USD", maximumFractionDigits: 4 }).format(spent);
+
+    h.telegram.sendText(chat, `/status ${taskId}`);
+    const status = (await h.waitForText(chat, "Now: ")).find((t) => t.includes("Now: "))!;
+    expect(status).toContain("Round: 1 of 3");
+    expect(status).toContain("Now: dev, round 1, last tool write");
+    // The run's spend so far, though its trace records it only when it ends.
+    expect(status).toContain(`Total: ${progress.tokens.toLocaleString("en")} tokens, ${usd} of a $1.00 budget`);
+    expect(status).toContain(`Watch it: opencode attach ${h.opencode.url} --session ${agentSessionId}`);
+    h.telegram.sendText(chat, `/attach ${taskId}`);
+    await h.waitForText(chat, `opencode attach ${h.opencode.url} --session ${agentSessionId}`);
+
+    release();
+    await h.waitForText(chat, "is done", 90_000);
+    // Once the agents are done, /status shows their runs and no live one.
+    h.telegram.sendText(chat, `/status ${taskId}`);
+    const settled = (text: string) => text.includes(`Task #${taskId} —`) && !text.includes("Now: ");
+    await h.telegram.waitForMessages(chat, (r) => settled(r.plainText), { kind: "sent" });
+    expect(h.texts(chat).find(settled)).toMatch(/dev — completed[\s\S]*reviewer — completed/);
   }, 240_000);
 });

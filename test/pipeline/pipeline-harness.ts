@@ -200,7 +200,7 @@ export class PipelineHarness {
 
   /** What the service processes logged so far, for failure messages. */
   logs(): string {
-    return [...this.running.values()].map((s) => `--- ${s.name}\n${s.output().slice(-4000)}`).join("\n");
+    return [...this.running].map(([key, s]) => `--- ${key}\n${s.output().slice(-4000)}`).join("\n");
   }
 }
 

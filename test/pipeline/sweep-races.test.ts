@@ -181,4 +181,28 @@ describe("a repair writes only what it saw (the job reports back between the swe
     expect(await sweep(racing(only(step(), lost), async () => undefined))).toMatchObject({ released: 1 });
     expect((await templates(lost)).filter((t) => t.startsWith("task.postmortem"))).toEqual(["task.postmortem-unavailable"]);
   });
+
+  it("postmortem: a task continued and failed again meanwhile gets no 'unavailable' for the judged failure; the new one still waits on its own", async () => {
+    const enqueue = async () => undefined;
+    const step = () => postmortemStep({ prisma: database.db.prisma, repos, queues, enqueue });
+    const healthy = await failedWithPostmortem();
+    const judged = (await only(step(), healthy).waiting())[0]!.followUp;
+    const result = await sweep(
+      racing(only(step(), healthy), async (id) => {
+        await transition(id, { type: "user.continued" });
+        await transition(id, { type: "dev.started" });
+        await transition(id, { type: "run.failed", reason: "the tests failed again" });
+      }),
+    );
+    expect(result.released).toBe(0);
+    expect((await templates(healthy)).filter((t) => t.startsWith("task.postmortem"))).toEqual([]);
+    // The second failure's postmortem is still to come: the task waits on its newer job.
+    const [waits] = await only(step(), healthy).waiting();
+    expect(waits?.followUp.id).toBeGreaterThan(judged.id);
+
+    // With the task as the sweep saw it, the judged job's failure gets its 'unavailable'.
+    const lost = await failedWithPostmortem();
+    expect(await sweep(racing(only(step(), lost), async () => undefined))).toMatchObject({ released: 1 });
+    expect((await templates(lost)).filter((t) => t.startsWith("task.postmortem"))).toEqual(["task.postmortem-unavailable"]);
+  });
 });

@@ -3,6 +3,7 @@ export * from "./client/gitea-api.error.ts";
 export { retryingDispatcher, type RetryPolicy } from "./client/retrying-fetch.ts";
 export * from "./webhook/webhook-signature.ts";
 export * from "./webhook/webhook-payload.ts";
+export * from "./webhook/gitea-names.ts";
 export * from "./commands/agent-command.parser.ts";
 export * from "./commands/budget-amount.parser.ts";
 export * from "./text/hidden-text.sanitizer.ts";

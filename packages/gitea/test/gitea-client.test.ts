@@ -1,6 +1,8 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { FakeGitea } from "@ratatoskr/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GiteaApiError, GiteaClient, GiteaUnavailableError } from "../src/index.ts";
+import { GiteaAnswerError, GiteaApiError, GiteaClient, GiteaUnavailableError } from "../src/index.ts";
 
 let gitea: FakeGitea;
 let client: GiteaClient;
@@ -76,5 +78,24 @@ describe("GiteaClient", () => {
     const err = await dead.getIssue(repo, 1).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GiteaUnavailableError);
     expect((err as Error).message).toContain("issueGetIssue (acme/web#1) could not be reached");
+  });
+
+  it("refuses an answer nested past any real one before anything walks it, naming the call", async () => {
+    const deep = `[${"[".repeat(5_000)}${"]".repeat(5_000)}]`;
+    const server = createServer((_req, res) => {
+      res.setHeader("content-type", "application/json");
+      res.end(`{"id": 1, "number": 1, "title": "t", "labels": ${deep}}`);
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const hostile = new GiteaClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: "t" });
+      const err = await hostile.getIssue(repo, 1).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(GiteaAnswerError);
+      expect((err as Error).message).toBe(
+        "Gitea issueGetIssue (acme/web#1) answered with something no Gitea sends: nested deeper than 64 levels",
+      );
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });

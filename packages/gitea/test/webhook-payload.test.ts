@@ -1,5 +1,6 @@
+import { HOSTILE_TEXTS } from "@ratatoskr/testkit";
 import { describe, expect, it } from "vitest";
-import { readDelivery } from "../src/index.ts";
+import { isGiteaLogin, isGiteaRepoName, readDelivery } from "../src/index.ts";
 
 const comment = {
   action: "created",
@@ -71,4 +72,24 @@ describe("readDelivery", () => {
     const onlyNul = { ...comment, repository: { ...comment.repository, name: "\u0000" } };
     expect(readDelivery("issue_comment", JSON.stringify(onlyNul)).kind).toBe("invalid");
   });
+});
+
+// A login and a repository name reach prompts and status comments outside any untrusted block (S4).
+describe("logins and repository names outside Gitea's characters", () => {
+  it("takes the names Gitea allows", () => {
+    for (const name of ["alice", "Bob.Smith", "gitea-actions", "a_b-c.d", "x".repeat(40)]) expect(isGiteaLogin(name), name).toBe(true);
+    for (const name of ["shop", "my.repo-2_x", ".github", "r".repeat(100)]) expect(isGiteaRepoName(name), name).toBe(true);
+  });
+
+  const hostile = [...HOSTILE_TEXTS.map((h) => h.text), "alice bob", "@alice", "al\u200bice", "..", "x".repeat(101), "ａｌｉｃｅ"];
+  for (const text of hostile) {
+    it(`refuses ${JSON.stringify(text.slice(0, 40))} as the author, the owner and the repository`, () => {
+      const deliveries = [
+        { ...comment, comment: { ...comment.comment, user: { id: 3, login: text } } },
+        { ...comment, repository: { ...comment.repository, owner: { login: text } } },
+        { ...comment, repository: { ...comment.repository, name: text } },
+      ];
+      for (const delivery of deliveries) expect(readDelivery("issue_comment", JSON.stringify(delivery)).kind).toBe("invalid");
+    });
+  }
 });

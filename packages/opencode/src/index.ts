@@ -14,6 +14,7 @@ export { modelFromConfigText, readConfigModel } from "./model/config-model.ts";
 export { parseModelRef, formatModelRef, type ModelRef } from "./model/model-ref.ts";
 export { extractVerdict, jsonCandidates } from "./run/verdict-extract.ts";
 export { summarizeSessionProgress, type SessionProgress } from "./run/session-progress.ts";
+export type { FinishedTurn } from "./run/finished-turn.ts";
 export { compareVersions } from "./semver.ts";
 export { OpencodeUnavailableError } from "./errors/opencode-unavailable.error.ts";
 export { OpencodeTooOldError } from "./errors/opencode-too-old.error.ts";

@@ -6,6 +6,7 @@ import { parseModelRef, type ModelRef } from "./model/model-ref.ts";
 import { createServerHandle, type OpencodeServerHandle } from "./pool/opencode-server-handle.ts";
 import { ServerPool } from "./pool/server-pool.ts";
 import { runAgent, type OpencodeLogger } from "./run/agent-run.ts";
+import { finishedTurnOf, type FinishedTurn } from "./run/finished-turn.ts";
 import { interruptWithin } from "./run/interrupt.ts";
 import type { AgentRunResult, RunAgentOptions } from "./run/run-types.ts";
 import { summarizeSessionProgress, type SessionProgress } from "./run/session-progress.ts";
@@ -13,7 +14,7 @@ import { checkServerOnce, type ServerInfo } from "./server-check.ts";
 
 /** Default cap on concurrent agent runs per server (OPENCODE_MAX_PROMPTS_PER_SERVER). */
 export const DEFAULT_MAX_CONCURRENT_PROMPTS = 8;
-/** Latest messages a progress sample reads: enough for a long run's recent steps, one request. */
+/** Latest messages a progress sample (or a finished turn's reading) reads: a long run's recent steps, one request. */
 const PROGRESS_MESSAGES = 200;
 
 export interface OpencodeClientOptions {
@@ -67,6 +68,12 @@ export interface OpencodeClient {
    * messages: the sampler a job's live progress (O6) polls while the agent runs.
    */
   sessionProgress(sessionId: string, signal?: AbortSignal, serverUrl?: string): Promise<SessionProgress>;
+  /**
+   * The answer a session gave to `prompt` in a turn that ended on its own while no run watched it
+   * (the process running it died): undefined while the session still runs a turn, when that turn
+   * ended in an error or was cut short, or when the server no longer holds the session.
+   */
+  finishedTurn(sessionId: string, prompt: string, serverUrl?: string): Promise<FinishedTurn | undefined>;
   /** Closes the owned connection pool. */
   close(): Promise<void>;
 }
@@ -137,6 +144,18 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
       const handle = server as OpencodeServerHandle;
       const [messages, prices] = await Promise.all([handle.api.messages(sessionId, PROGRESS_MESSAGES, signal), handle.prices.get(signal)]);
       return summarizeSessionProgress(messages, prices);
+    },
+    async finishedTurn(sessionId, prompt, serverUrl) {
+      const server = await pool.locate(sessionId, serverUrl);
+      if (!server) return undefined;
+      try {
+        if ((await server.api.active()).has(sessionId)) return undefined;
+        const [messages, prices] = await Promise.all([server.api.messages(sessionId, PROGRESS_MESSAGES), server.prices.get()]);
+        return finishedTurnOf(messages, prompt, prices);
+      } catch (err) {
+        if (err instanceof OpencodeHttpError && err.status === 404) return undefined;
+        throw err;
+      }
     },
     close: async () => {
       for (const s of servers) s.events.close();

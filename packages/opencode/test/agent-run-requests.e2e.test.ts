@@ -88,24 +88,27 @@ describe("requests a run makes", () => {
 
   it("does not cut an answer that streams longer than the idle timeout when the event stream is unavailable", async () => {
     const m = marker("long-stream");
-    // 36 chunks 250 ms apart: the answer streams for ~9 s, three times the idle timeout, and
-    // opencode shows its text only once the part ends.
-    const answer = "streamed ".repeat(36).trim();
-    fx.model.addRule({ match: { promptIncludes: m }, reply: [reply.text(answer, { chunks: 36, chunkDelayMs: 250 })] });
+    // 40 chunks 450 ms apart: the answer streams for ~18 s, more than twice the idle timeout, and
+    // opencode shows its text only once the part ends. Until a poll sees the part open the idle
+    // clock runs, as for a model slow to its first token: at load ~15 the polls saw up to 2.9 s
+    // go by first, and a 3 s and a 5 s idle timeout each cut this run once, so it is 8 s here.
+    const idleTimeoutMs = 8_000;
+    const answer = "streamed ".repeat(40).trim();
+    fx.model.addRule({ match: { promptIncludes: m }, reply: [reply.text(answer, { chunks: 40, chunkDelayMs: 450 })] });
     const directory = await fx.server.makeWorkDir("long-stream");
     const rec = recordingClient(fx, { breakEvents: true });
     try {
       await rec.client.warmDirectory(directory);
       const started = Date.now();
-      const result = await rec.client.runAgent({ ...RUN, idleTimeoutMs: 3_000, agent: "judge", directory, prompt: `stream ${m}` });
+      const result = await rec.client.runAgent({ ...RUN, idleTimeoutMs, hardTimeoutMs: 45_000, agent: "judge", directory, prompt: `stream ${m}` });
       expect(result.error?.message).toBeUndefined();
       expect(result.outcome).toBe("ok");
       expect(result.output).toBe(answer);
-      expect(Date.now() - started).toBeGreaterThan(3_000 * 2);
+      expect(Date.now() - started).toBeGreaterThan(idleTimeoutMs * 2);
     } finally {
       await rec.close();
     }
-  }, 60_000);
+  }, 75_000);
 
   it("answers a permission request whose event never arrives (quiet check), so the run cannot hang", async () => {
     const m = marker("missed-ask");

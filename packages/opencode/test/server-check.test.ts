@@ -1,10 +1,12 @@
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createLogger } from "@ratatoskr/runtime";
 import { freePort } from "@ratatoskr/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { REQUIRED_ROUTES } from "../src/api/opencode-api.ts";
 import {
+  checkOpencodeAtStart,
   createOpencodeClient,
   MIN_OPENCODE_VERSION,
   OpencodeContractError,
@@ -74,6 +76,22 @@ describe("checkServer", () => {
       expect(error.message).toContain(`npm i -g opencode-ai@${pinned}`);
       expect(error.message).not.toContain("@latest");
     }
+  });
+
+  it("refuses an answer nested past any real one, naming the call, before anything walks it", async () => {
+    const server = createServer((_req, res) => {
+      res.setHeader("content-type", "application/json");
+      res.end(`{"healthy": true, "version": "1.18.33", "x": ${"[".repeat(5_000)}${"]".repeat(5_000)}}`);
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = createOpencodeClient({ baseUrl: url, password: PASSWORD });
+    const err = await client.checkServer().catch((e: unknown) => e);
+    await client.close();
+    expect(err).toBeInstanceOf(OpencodeContractError);
+    expect((err as Error).message).toContain(`opencode at ${url}`);
+    expect((err as Error).message).toContain("the answer to GET /global/health nests deeper than 64 levels");
   });
 
   it("rejects a too-old server and says what to install", async () => {
@@ -154,5 +172,39 @@ describe("checkServer", () => {
       expect((err as Error).message).toContain("outside the tool sandbox");
       expect((err as Error).message).toContain("deploy/opencode/serve");
     }
+  });
+});
+
+describe("checkOpencodeAtStart", () => {
+  /** The one line a service prints at start about `url`, as its JSON log carries it. */
+  async function startupLines(url: string): Promise<Array<Record<string, unknown>>> {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = createLogger({
+      service: "analyst",
+      level: "info",
+      format: "json",
+      destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+    });
+    const client = createOpencodeClient({ baseUrl: url, password: PASSWORD });
+    await checkOpencodeAtStart(client, logger, "analyst");
+    await client.close();
+    return lines;
+  }
+
+  it.each([
+    ["unreachable", async () => `http://127.0.0.1:${await freePort()}`, /unreachable.*ECONNREFUSED.*Start it with `opencode serve/],
+    ["too old", () => fakeOpencode("1.2.27", { "/global/health": { get: {} } }), /version 1\.2\.27, needs >= 1\.18\.18: run `npm i -g opencode-ai@/],
+    ["lacking routes", () => fakeOpencode("1.18.20", { "/global/health": { get: {} } }), /missing routes .*Install opencode-ai >= 1\.18\.18/],
+  ])("says in one line without a stack what is wrong with a server %s, and what to do", async (_case, serve, problem) => {
+    const url = await serve();
+    const lines = await startupLines(url);
+    expect(lines).toHaveLength(1);
+    const line = lines[0]!;
+    expect(line).not.toHaveProperty("err");
+    expect(JSON.stringify(line)).not.toMatch(/\\n\s+at |\.ts:\d+/);
+    expect(line.level).toBe("error");
+    expect(line.msg).toMatch(/^opencode server not usable, so analyst jobs wait and readiness stays false until it is: /);
+    expect(line.msg).toContain(url);
+    expect(line.msg).toMatch(problem);
   });
 });

@@ -5,11 +5,13 @@ describe("how a job ended outside its handler", () => {
   it("says the worker died when BullMQ failed it for stalling or restarting too often", () => {
     const stalled = jobEndOf({ failedReason: "job stalled more than allowable limit", attemptsMade: 0, attemptsStarted: 3 }, "failed");
     expect(stalled).toEqual({ kind: "worker-died", attempts: 3 });
-    expect(lostStepReason("dev", stalled)).toBe(
-      "the dev round was cut off: the process running it died 3 times in a row (killed or crashed); /retry starts the task again",
+    expect(lostStepReason("dev", stalled, { id: 12, source: "telegram" })).toBe(
+      "the dev round was cut off: the process running it died 3 times in a row (killed or crashed); /retry 12 starts the task again",
     );
     // A Gitea command is started again by a new comment, not by /retry.
-    expect(lostStepReason("dev", stalled, "gitea")).toMatch(/died 3 times in a row \(killed or crashed\); comment the command again to retry$/);
+    expect(lostStepReason("dev", stalled, { id: 12, source: "gitea" })).toMatch(
+      /died 3 times in a row \(killed or crashed\); comment the command again on its issue or pull request to retry$/,
+    );
     expect(jobEndOf({ failedReason: "job started more than allowable limit", attemptsMade: 1 }, "failed").kind).toBe("worker-died");
   });
 

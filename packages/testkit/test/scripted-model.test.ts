@@ -49,6 +49,20 @@ describe("scripted model", () => {
     expect(model.requestsFor("ses_tool").map((r) => `${r.answeredBy}:${r.turnIndex}`)).toEqual(["writer:0", "writer:1", "fallback:0"]);
   });
 
+  it("holds an answer until the test lets it go", async () => {
+    let letGo!: () => void;
+    model.addRule({ match: { promptIncludes: "HOLD" }, reply: [reply.json({ done: true }, { holdUntil: new Promise<void>((resolve) => (letGo = resolve)) })] });
+    const answer = chat([{ role: "user", content: "HOLD it" }], "ses_hold");
+    await expect.poll(() => model.requestsFor("ses_hold").length).toBe(1);
+    const [held] = model.requestsFor("ses_hold");
+    // Asked, and still waiting: the answer has not ended while it is held.
+    expect(held?.endedAt).toBeUndefined();
+    letGo();
+    const { frames } = await answer;
+    expect(frames.join()).toContain(JSON.stringify(JSON.stringify({ done: true })).slice(1, -1));
+    expect(held?.endedAt).toBeDefined();
+  });
+
   it("answers an scripted HTTP error", async () => {
     model.addRule({ match: { promptIncludes: "BOOM" }, reply: [reply.httpError(503, "overloaded")] });
     const { status } = await chat([{ role: "user", content: "BOOM" }], "ses_err");

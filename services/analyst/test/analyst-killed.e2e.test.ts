@@ -13,6 +13,7 @@ import {
   startOpencodeServer,
   startScriptedModel,
   startServiceProcess,
+  type ModelRequest,
   type OpencodeServer,
   type ScriptedModel,
   type ServiceProcess,
@@ -26,6 +27,7 @@ import {
   type TestRedis,
 } from "@ratatoskr/testkit/vitest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { holdTaskRecords } from "../../../test/support/record-hold.ts";
 import { AGENTS_DIR, analystPromptMark, marker, section, warmOpencode } from "./support/analyst-harness.ts";
 
 const logger = createLogger({ service: "analyst-killed-test", level: "silent" });
@@ -70,6 +72,17 @@ function analystProcess(): Promise<ServiceProcess> {
   return startServiceProcess("analyst", { env, timeoutMs: 60_000 }).then((p) => (processes.push(p), p));
 }
 
+/** A task whose first message was just stored and its analysis queued. */
+async function messaged(chatId: number, text: string) {
+  const dispatcher = createFollowUpDispatcher({ prisma: database.db.prisma, enqueue: async (r) => void (await queues.enqueue(r)) });
+  const task = await repos.tasks.createTelegramTask({ chatId, maxTurns: 5, maxRounds: 3 });
+  const applied = await repos.applyTransition(task.id, { type: "turn.received" }, {
+    alongside: (tx) => new DialogueTurnRepository(tx).add({ taskId: task.id, role: "user", text }).then(() => undefined),
+  });
+  await dispatcher.dispatch(applied.followUps);
+  return task;
+}
+
 describe("analyst killed mid-run (separate processes, real opencode)", () => {
   it("is picked up within 30 s by another running process that continues the same session", async () => {
     const mark = marker("killed");
@@ -81,12 +94,7 @@ describe("analyst killed mid-run (separate processes, real opencode)", () => {
       reply: [reply.json({ phase: "ask", questions: ["never seen"] }, { delayMs: 120_000 }), reply.json({ phase: "ask", questions: ["Which repository?"] })],
     });
     const first = await analystProcess();
-    const dispatcher = createFollowUpDispatcher({ prisma: database.db.prisma, enqueue: async (r) => void (await queues.enqueue(r)) });
-    const task = await repos.tasks.createTelegramTask({ chatId: 7_100, maxTurns: 5, maxRounds: 3 });
-    const applied = await repos.applyTransition(task.id, { type: "turn.received" }, {
-      alongside: (tx) => new DialogueTurnRepository(tx).add({ taskId: task.id, role: "user", text: `Add a health check ${mark}` }).then(() => undefined),
-    });
-    await dispatcher.dispatch(applied.followUps);
+    const task = await messaged(7_100, `Add a health check ${mark}`);
 
     const live = await vi.waitFor(async () => {
       const [trace] = await repos.traces.listUnfinished(task.id, "analyst");
@@ -117,5 +125,34 @@ describe("analyst killed mid-run (separate processes, real opencode)", () => {
     ]);
     const told = await database.db.prisma.notification.findMany({ where: { taskId: task.id } });
     expect(told.map((n) => n.template)).toEqual(["task.questions"]);
+  }, 150_000);
+
+  it("killed after its run finished, before it reported: the retry reports that run, the model is not asked again", async () => {
+    const mark = marker("finished");
+    const promptMark = await analystPromptMark();
+    const asked = (req: ModelRequest) => req.system.includes(promptMark) && section(req.userTexts[0] ?? "", "newMessages").includes(mark);
+    model.addRule({ name: mark, match: asked, reply: [reply.json({ phase: "ask", questions: ["Which repository?"] })] });
+    for (const p of processes) await p.stop("SIGKILL");
+    const first = await analystProcess();
+    const task = await messaged(7_101, `Add a metrics endpoint ${mark}`);
+    // The analysis reports through the task's row: held, its run finishes and its report waits.
+    const hold = await holdTaskRecords(database, task.id);
+    await vi.waitFor(async () => expect((await repos.traces.list(task.id)).map((t) => t.outcome)).toEqual(["completed"]), { timeout: 60_000, interval: 100 });
+    await hold.taken();
+    const callsBeforeKill = model.requests.filter(asked).length;
+    const second = await analystProcess();
+    await first.stop("SIGKILL");
+    await hold.release();
+
+    const settled = await vi.waitFor(async () => {
+      const t = await database.db.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
+      if (t.analysing) throw new Error(`still analysing\n--- second analyst ---\n${second.output()}`);
+      return t;
+    }, { timeout: 90_000, interval: 100 });
+    expect(settled).toMatchObject({ status: "collecting", pendingTurns: 0 });
+    expect(model.requests.filter(asked)).toHaveLength(callsBeforeKill);
+    expect((await repos.traces.list(task.id)).map((t) => t.outcome)).toEqual(["completed"]);
+    const told = await database.db.prisma.notification.findMany({ where: { taskId: task.id } });
+    expect(told.map((n) => [n.template, n.params])).toEqual([["task.questions", expect.objectContaining({ questions: expect.stringContaining("Which repository?") })]]);
   }, 150_000);
 });

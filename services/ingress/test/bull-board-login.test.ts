@@ -73,6 +73,20 @@ describe("Bull Board login", () => {
     expect((await board("board-secret", client)).statusCode).toBe(200);
   });
 
+  it("ignores X-Forwarded-For without TRUST_PROXY: a guesser cannot pose as many clients", async () => {
+    const guesser = "203.0.113.70";
+    const posing = (password: string, i: number) =>
+      host.http.inject({
+        method: "GET",
+        url: "/admin/queues/api/queues",
+        remoteAddress: guesser,
+        headers: { authorization: basic(password), "x-forwarded-for": `198.51.100.${100 + i}` },
+      });
+    for (let i = 0; i < 10; i++) expect((await posing("wrong", i)).statusCode).toBe(401);
+    expect((await posing("wrong", 10)).statusCode).toBe(429);
+    expect((await posing("board-secret", 11)).statusCode).toBe(429);
+  });
+
   it("shows the readiness reasons to a logged-in operator only", async () => {
     const detail = await board("board-secret", "198.51.100.3", "/admin/health");
     expect(detail.statusCode).toBe(200);

@@ -195,6 +195,7 @@ describe("Gitea commands", () => {
       db: h.database.db,
       repos: h.host.context.repos,
       gitea: new GiteaClient({ baseUrl: h.gitea.url, token: h.gitea.token }),
+      queues: h.host.context.queues.queues,
     };
     const results = await Promise.allSettled(
       Array.from({ length: 10 }, () => reconcileStatusComment(deps, task.id)),
@@ -218,7 +219,7 @@ describe("Gitea commands", () => {
     await h.transition(task.id, { type: "plan.drafted", plan: "1. do it" });
     const gitea = new GiteaClient({ baseUrl: h.gitea.url, token: h.gitea.token });
     // Rendered after the stage (the notifier may hold the comment's lock a moment: try again).
-    await vi.waitFor(() => reconcileStatusComment({ db: h.database.db, repos: h.host.context.repos, gitea }, task.id), WAIT);
+    await vi.waitFor(() => reconcileStatusComment({ db: h.database.db, repos: h.host.context.repos, gitea, queues: h.host.context.queues.queues }, task.id), WAIT);
     expect(h.statusComments(n, task.id)[0]?.body).toMatch(/\*\*Elapsed:\*\* 3[5-9] s/);
     await finish(task);
     const done = await h.waitForStatusComment(n, task.id, "✅ done");

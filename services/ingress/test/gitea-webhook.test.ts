@@ -154,7 +154,7 @@ describe("POST /webhooks/gitea", () => {
     const task = await h.taskOfComment(comment.id!);
     await h.waitForStatus(task.id, "success");
     const delivery = await h.prisma.webhookDelivery.findFirst({ where: { commentId: BigInt(comment.id!) } });
-    expect(delivery?.deliveryId).toBe(`sweep-${comment.id}`);
+    expect(delivery?.deliveryId).toBe(`sweep-acme/web:${comment.id}`);
     // The sweep passes again and again: still one command.
     await vi.waitFor(async () => {
       const cursor = await h.prisma.giteaSweepCursor.findFirst();
@@ -167,14 +167,28 @@ describe("POST /webhooks/gitea", () => {
     h.gitea.addRepo("acme/api");
     h.gitea.setPermission("acme/api", "alice", "write");
     h.gitea.addIssue("acme/api", "Api issue");
-    const inApi = payload(900_100, "/agent status");
-    inApi.repository = { id: 3, name: "api", full_name: "acme/api", owner: { id: 2, login: "acme" } };
-    for (const body of [giteaJson(payload(900_100, "/agent status")), giteaJson(inApi)]) {
+    const inRepo = (commentId: number, owner: string, name: string) => {
+      const p = payload(commentId, "/agent status");
+      p.repository = { id: 3, name, full_name: `${owner}/${name}`, owner: { id: 2, login: owner } };
+      return giteaJson(p);
+    };
+    for (const body of [giteaJson(payload(900_100, "/agent status")), inRepo(900_100, "acme", "api")]) {
       expect((await h.gitea.webhooks.postRaw(headers(body), body)).status).toBe(202);
     }
+    // Without X-Gitea-Delivery too: the id made for the delivery names the repository as well.
+    const unnamed = (body: string) => {
+      const { "x-gitea-delivery": _id, ...rest } = headers(body);
+      return h.gitea.webhooks.postRaw(rest, body);
+    };
+    expect((await unnamed(giteaJson(payload(900_101, "/agent status")))).status).toBe(202);
+    expect((await unnamed(inRepo(900_101, "acme", "api"))).status).toBe(202);
+    // Gitea's names are case-insensitive: the same repository spelled otherwise is the same comment.
+    expect((await unnamed(inRepo(900_101, "Acme", "API"))).status).toBe(200);
     await vi.waitFor(async () => {
-      const tasks = await h.prisma.task.findMany({ where: { commentId: 900_100n }, orderBy: { id: "asc" } });
-      expect(tasks.map((t) => `${t.repoOwner}/${t.repoName}`)).toEqual(["acme/web", "acme/api"]);
+      for (const commentId of [900_100n, 900_101n]) {
+        const tasks = await h.prisma.task.findMany({ where: { commentId }, orderBy: { id: "asc" } });
+        expect(tasks.map((t) => `${t.repoOwner}/${t.repoName}`)).toEqual(["acme/web", "acme/api"]);
+      }
     }, WAIT);
   });
 

@@ -46,7 +46,7 @@ describe("taskStatusParams", () => {
     const traces = Array.from({ length: 7 }, (_, i) => trace(i));
     traces.push(trace(7, { endedAt: null }));
     const now = new Date(T0.getTime() + 7_000 + 2_500);
-    const params = taskStatusParams(task({}), traces, { runs: 8, tokens: 128, costUsd: 0.08 }, now);
+    const params = taskStatusParams(task({}), traces, { runs: 8, tokens: 128, costUsd: 0.08 }, undefined, now);
     expect(params.title).toBe("—");
     expect(params.traces.map((t) => t.agent)).toEqual([
       "agent-3",
@@ -57,7 +57,7 @@ describe("taskStatusParams", () => {
     ]);
     expect(params.traces).toHaveLength(STATUS_TRACE_LIMIT);
     // The total covers every run, not only the ones listed.
-    expect(params).toMatchObject({ totalTokens: 128, totalCostUsd: 0.08, branch: null, budgetUsd: null });
+    expect(params).toMatchObject({ totalTokens: 128, totalCostUsd: 0.08, branch: null, budgetUsd: null, live: null });
     expect(params.traces.at(-1)).toEqual({
       agent: "agent-7",
       outcome: "completed",
@@ -65,6 +65,14 @@ describe("taskStatusParams", () => {
       tokens: 16,
       costUsd: 0.01,
     });
+  });
+
+  it("shows the run in progress and counts what it spent so far in the total", () => {
+    const live = { stage: "dev", round: 2, lastTool: "edit", tokens: 40, costUsd: 0.02, serverUrl: "http://h:1", sessionId: "ses_l" };
+    const params = taskStatusParams(task({}), [trace(0)], { runs: 1, tokens: 16, costUsd: 0.01 }, live);
+    expect(params.live).toEqual({ stage: "dev", round: 2, lastTool: "edit", serverUrl: "http://h:1", sessionId: "ses_l" });
+    expect(params.totalTokens).toBe(56);
+    expect(params.totalCostUsd).toBeCloseTo(0.03, 9);
   });
 });
 

@@ -174,6 +174,8 @@ describe("task commands", () => {
         { agent: "dev", outcome: "completed", durationMs: 90_000, tokens: 1_250, costUsd: 0.25 },
         { agent: "reviewer", outcome: "completed", durationMs: 30_000, tokens: 500, costUsd: 0.5 },
       ],
+      // Both runs ended: no agent works now.
+      live: null,
       totalTokens: 1_750,
       totalCostUsd: 0.75,
       budgetUsd: null,

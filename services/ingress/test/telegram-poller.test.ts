@@ -1,6 +1,7 @@
 import { createLogger } from "@ratatoskr/runtime";
 import { describe, expect, it, vi } from "vitest";
 import { TelegramPoller, type UpdateSource } from "../src/telegram/delivery/telegram-poller.ts";
+import { capturedLogger } from "./support/captured-logger.ts";
 
 const logger = createLogger({ service: "test", level: "silent" });
 type Call = { offset: number; timeoutSec: number; limit?: number };
@@ -82,5 +83,57 @@ describe("TelegramPoller", () => {
     await poller.stop();
     expect(calls[0]?.offset).toBe(0);
     expect(calls[1]?.offset).toBe(0);
+  });
+
+  it("tells a Telegram outage when it starts and when it ends, not at every failed poll", async () => {
+    const down = Array.from({ length: 6 }, () => new Error("connect ETIMEDOUT 149.154.167.220:443"));
+    const { source } = scriptedSource([...down, [{ update_id: 1 }]]);
+    const { logger: captured, lines } = capturedLogger();
+    const handled: number[] = [];
+    const poller = new TelegramPoller({
+      source,
+      logger: captured,
+      retryDelayMs: 1,
+      onBatch: async (updates) => {
+        handled.push(...updates.map((u) => u.update_id));
+      },
+    });
+    poller.start();
+    await vi.waitFor(() => expect(handled).toEqual([1]));
+    await poller.stop();
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      ["warn", "telegram getUpdates unreachable; retrying"],
+      ["info", "telegram getUpdates reachable again"],
+    ]);
+    expect(lines[0]).toMatchObject({ err: { message: "connect ETIMEDOUT 149.154.167.220:443" } });
+    expect(lines[1]).toMatchObject({ failures: 6 });
+  });
+
+  it("tells an outage of the update store (Postgres) the same way, as its own", async () => {
+    const source: UpdateSource = {
+      getUpdates: (params, signal) =>
+        params.offset === 0 || params.timeoutSec === 0
+          ? Promise.resolve(params.offset === 0 ? [{ update_id: 1 }] : [])
+          : new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(new Error("aborted")))),
+    };
+    const { logger: captured, lines } = capturedLogger();
+    let attempts = 0;
+    const poller = new TelegramPoller({
+      source,
+      logger: captured,
+      retryDelayMs: 1,
+      maxRetryDelayMs: 4,
+      onBatch: async () => {
+        if (++attempts <= 4) throw new Error("connect ECONNREFUSED 127.0.0.1:5432");
+      },
+    });
+    poller.start();
+    await vi.waitFor(() => expect(lines.map((l) => l.msg)).toContain("telegram update store reachable again"));
+    await poller.stop();
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      ["warn", "telegram update store unreachable; retrying"],
+      ["info", "telegram update store reachable again"],
+    ]);
+    expect(lines[1]).toMatchObject({ failures: 4 });
   });
 });

@@ -4,3 +4,4 @@ export { NOTIFIER_CONFIG_SCHEMA, type NotifierConfig } from "./config/notifier.c
 export * from "./telegram/index.ts";
 export * from "./i18n/index.ts";
 export { reconcileStatusComment, type StatusCommentDeps } from "./gitea/status-comment.reconciler.ts";
+export { readLiveRun, type LiveRun } from "./progress/live-run.ts";

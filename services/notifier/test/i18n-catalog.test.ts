@@ -128,6 +128,8 @@ describe("message catalogue", () => {
     expect(remarks(21)).toContain("21 замечание,");
     const status = render("en", "task.status", SAMPLES["task.status"]);
     expect(status).toContain("dev — succeeded, 5 min 5 s, 12,345 tokens, $0.12");
+    expect(status).toContain("Now: dev, round 2, last tool edit\nWatch it: <code>opencode attach http://127.0.0.1:4096 --session ses_12</code>");
+    expect(render("en", "task.status", { ...SAMPLES["task.status"], live: null })).not.toContain("Now:");
     expect(render("en", "task.review-to-dev", { taskId: 1, round: 1, findings: 1 })).toContain("1 remark;");
   });
 

@@ -17,6 +17,7 @@ describe("the postmortem prompt with hostile text in the task, the reason and th
         ],
         traceBudgetChars: 24_000,
         language: "en",
+        source: "telegram",
       });
       const { outside, blocks } = splitUntrusted(prompt);
       expect(blocks.map((b) => b.label)).toEqual(["Why the task ended", "The task, as the person asked for it", "Agent runs"]);
@@ -24,4 +25,29 @@ describe("the postmortem prompt with hostile text in the task, the reason and th
       expect(outside.trimEnd().endsWith('{"cause":"why it happened, with the evidence","progress":"how far the work got","nextSteps":["what the person should do"]}')).toBe(true);
     });
   }
+});
+
+describe("the postmortem prompt tells the agent how the person's door goes on", () => {
+  const input = (source: "telegram" | "gitea", cause: "failed" | "timeout") =>
+    buildPostmortemPrompt({
+      taskId: 7,
+      cause,
+      reason: null,
+      task: { title: "t", goal: "g", repos: ["acme/web"], acceptanceCriteria: [], round: 1, maxRounds: 3, branch: null },
+      traces: [],
+      traceBudgetChars: 1_000,
+      language: "en",
+      source,
+    });
+
+  it("a Telegram task: /continue N after a timeout, /retry N after a failure", () => {
+    expect(input("telegram", "timeout")).toContain("/continue 7 resumes the same session");
+    expect(input("telegram", "failed")).toContain("/retry 7 starts the task again");
+  });
+
+  it("a Gitea command: /agent continue after a timeout, the command commented again after a failure", () => {
+    expect(input("gitea", "timeout")).toContain("`/agent continue` on its issue or pull request resumes the same session");
+    expect(input("gitea", "failed")).toContain("comment the command again on its issue or pull request to retry");
+    expect(input("gitea", "failed")).not.toContain("/retry");
+  });
 });

@@ -1,7 +1,7 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { QUEUE, jobRequest } from "@ratatoskr/contracts";
-import { reply } from "@ratatoskr/testkit";
+import { reply, type ModelRequest } from "@ratatoskr/testkit";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { marker, PostmortemHarness, POSTMORTEM_SYSTEM_MARK, WAIT } from "./support/postmortem-harness.ts";
 
@@ -145,6 +145,28 @@ describe("postmortem after a failure", () => {
     expect(prompts).toHaveLength(2);
     expect(prompts[0]).toContain("first failure");
     expect(prompts[1]).toContain("second failure");
+  });
+
+  it("a postmortem still running when the task is retried and fails again sends nothing; the newest failure gets its own", async () => {
+    const m = marker("overtaken");
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    const about = (reason: string) => (req: ModelRequest) => req.system.includes(POSTMORTEM_SYSTEM_MARK) && req.userTexts.some((t) => t.includes(m) && t.includes(reason));
+    h.model.addRule({ match: about("second failure"), reply: [reply.json({ cause: "SECOND: the tests fail again" })] });
+    h.model.addRule({ match: about("first failure"), reply: [reply.json({ cause: "FIRST: the tests fail" }, { holdUntil: held })] });
+    const task = await h.runningTask(`Overtaken ${m}`);
+    await h.transition(task.id, { type: "run.failed", reason: "first failure" });
+    await vi.waitFor(() => expect(h.model.requests.filter(about("first failure"))).toHaveLength(1), WAIT);
+    await h.transition(task.id, { type: "user.retried" });
+    await h.transition(task.id, { type: "dev.started" });
+    await h.transition(task.id, { type: "run.failed", reason: "second failure" });
+    letGo();
+
+    await h.waitForNotice(task.id, "task.postmortem");
+    const queue = h.host.context.queues.queues[QUEUE.postmortem];
+    await vi.waitFor(async () => expect(await queue.getJobCounts("active", "waiting", "delayed")).toEqual({ active: 0, waiting: 0, delayed: 0 }), WAIT);
+    const told = (await h.notifications(task.id)).filter((n) => n.template.startsWith("task.postmortem"));
+    expect(told.map((n) => (n.params as { why?: string }).why)).toEqual(["SECOND: the tests fail again"]);
   });
 
   it("runs every task's postmortem in one shared directory that stays empty, not a directory per task", async () => {

@@ -39,6 +39,23 @@ export class GiteaUnavailableError extends Error {
   }
 }
 
+/**
+ * Gitea answered, but with something no Gitea sends (an answer nested past any real one): refused
+ * before anything walks it. Transient, as a broken server or proxy may answer properly again.
+ */
+export class GiteaAnswerError extends Error {
+  override readonly name = "GiteaAnswerError";
+  readonly permanent = false;
+
+  constructor(
+    readonly call: string,
+    readonly target: string,
+    why: string,
+  ) {
+    super(`Gitea ${call} (${target}) answered with something no Gitea sends: ${why}`);
+  }
+}
+
 export function isNotFound(err: unknown): boolean {
   return err instanceof GiteaApiError && err.status === 404;
 }

@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { MAX_INPUT_DEPTH, nestedDeeperThan } from "@ratatoskr/contracts";
 import type * as GiteaJs from "gitea-js";
 import type {
   Api,
@@ -11,7 +12,7 @@ import type {
   User,
 } from "gitea-js";
 import type { Dispatcher } from "undici";
-import { GiteaApiError, GiteaUnavailableError } from "./gitea-api.error.ts";
+import { GiteaAnswerError, GiteaApiError, GiteaUnavailableError } from "./gitea-api.error.ts";
 import { fetchVia, retryingDispatcher, type RetryPolicy } from "./retrying-fetch.ts";
 
 /** gitea-js is required by the first client: a process without Gitea never loads it (196 KB of source). */
@@ -46,6 +47,12 @@ function asErrorResponse(value: unknown): { status: number; error?: APIError | n
     : undefined;
 }
 
+/** The message of an error answer, when it is one (its body is as untrusted as any answer). */
+function detailOf(error: APIError | null | undefined): string | undefined {
+  const message: unknown = error?.message;
+  return typeof message === "string" ? message : undefined;
+}
+
 /**
  * The Gitea API subset Ratatoskr uses, typed by gitea-js, over undici with retries on
  * 5xx/429/network errors. Errors name the call and its target (GiteaApiError on a status,
@@ -71,14 +78,16 @@ export class GiteaClient {
     target: string,
     run: (signal: AbortSignal) => Promise<{ data: T }>,
   ): Promise<T> {
+    let data: T;
     try {
-      const response = await run(AbortSignal.timeout(this.timeoutMs));
-      return response.data;
+      ({ data } = await run(AbortSignal.timeout(this.timeoutMs)));
     } catch (err) {
       const failed = asErrorResponse(err);
-      if (failed) throw new GiteaApiError(name, target, failed.status, failed.error?.message ?? undefined);
+      if (failed) throw new GiteaApiError(name, target, failed.status, detailOf(failed.error));
       throw new GiteaUnavailableError(name, target, err);
     }
+    if (nestedDeeperThan(data)) throw new GiteaAnswerError(name, target, `nested deeper than ${MAX_INPUT_DEPTH} levels`);
+    return data;
   }
 
   /** The account the token belongs to (the bot). */

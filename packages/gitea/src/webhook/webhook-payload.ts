@@ -1,5 +1,6 @@
 import { nestedDeeperThan } from "@ratatoskr/contracts";
 import { z } from "zod";
+import { isGiteaLogin, isGiteaRepoName } from "./gitea-names.ts";
 
 /**
  * The parts of Gitea's IssueCommentPayload Ratatoskr reads (gitea-js has no webhook payload types;
@@ -7,10 +8,12 @@ import { z } from "zod";
  */
 /** NUL never reaches storage (Postgres refuses it in text): stripped at this edge. */
 const text = z.string().transform((s) => s.replaceAll("\u0000", ""));
-const name = text.pipe(z.string().min(1));
+/** Logins and repository names are checked against Gitea's own character sets (gitea-names.ts). */
+const login = text.pipe(z.string().refine(isGiteaLogin, "not a Gitea login"));
+const repoName = text.pipe(z.string().refine(isGiteaRepoName, "not a Gitea repository name"));
 /** Issue numbers are stored as int4, comment ids as int8 read into a JS number. */
 const INT4_MAX = 2_147_483_647;
-const userSchema = z.object({ id: z.number(), login: name });
+const userSchema = z.object({ id: z.number(), login });
 
 export const issueCommentPayloadSchema = z.object({
   action: z.string(),
@@ -28,9 +31,9 @@ export const issueCommentPayloadSchema = z.object({
     created_at: z.string().optional(),
   }),
   repository: z.object({
-    name,
+    name: repoName,
     full_name: z.string().optional(),
-    owner: z.object({ login: name }),
+    owner: z.object({ login }),
   }),
   sender: userSchema.optional(),
 });
@@ -52,7 +55,7 @@ export type PayloadReading =
   | { kind: "comment-created"; comment: CommentCreated }
   /** A real Gitea delivery that is not a new comment (other event, edit, review, …). */
   | { kind: "ignored"; why: string }
-  /** A new comment whose fields no real Gitea sends (ids out of range, empty names): refused. */
+  /** A new comment whose fields no real Gitea sends (ids out of range, names outside Gitea's characters): refused. */
   | { kind: "invalid"; why: string }
   | { kind: "malformed" };
 

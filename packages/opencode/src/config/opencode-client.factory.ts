@@ -1,3 +1,7 @@
+import { OPENCODE_INSTALL_HINT } from "../errors/install-hint.ts";
+import { OpencodeContractError } from "../errors/opencode-contract.error.ts";
+import { OpencodeTooOldError } from "../errors/opencode-too-old.error.ts";
+import { OpencodeUnavailableError } from "../errors/opencode-unavailable.error.ts";
 import { createOpencodeClient, type OpencodeClient } from "../opencode-client.ts";
 import type { OpencodeLogger } from "../run/agent-run.ts";
 import { opencodeServerUrls, type OpencodeConfig } from "./opencode.config.ts";
@@ -33,15 +37,33 @@ export function createOpencodeClientFromConfig(config: OpencodeConfig, logger: F
 }
 
 /**
- * O1: a server that is down, too old or lacks the v2 routes is reported clearly at start, but the
- * service still starts: readiness stays false and jobs retry until opencode is there.
- * Never throws.
+ * What is wrong with the server and what to do about it, in one line: the client's own errors
+ * say both; anything else (a timeout, a surprise) gets the things to check.
+ */
+function startupProblem(err: unknown, urls: readonly string[]): string {
+  if (err instanceof OpencodeUnavailableError || err instanceof OpencodeTooOldError || err instanceof OpencodeContractError)
+    return err.message;
+  const where = urls.join(", ");
+  if (err instanceof Error && err.name === "TimeoutError")
+    return `opencode at ${where} did not answer within ${STARTUP_CHECK_TIMEOUT_MS / 1000} s: check that \`opencode serve\` runs there and is not overloaded`;
+  const message = err instanceof Error ? err.message : String(err);
+  return `opencode at ${where} could not be checked (${message}): check OPENCODE_URL or OPENCODE_URLS and that \`opencode serve\` runs there (${OPENCODE_INSTALL_HINT})`;
+}
+
+/**
+ * O1: a server that is down, too old or lacks the v2 routes is reported clearly at start, in one
+ * line without a stack (the cause is the server, not this code), but the service still starts:
+ * readiness stays false and jobs retry until opencode is there. Never throws.
  */
 export async function checkOpencodeAtStart(client: OpencodeClient, logger: FactoryLogger, service: string): Promise<void> {
   try {
     const info = await client.checkServer(AbortSignal.timeout(STARTUP_CHECK_TIMEOUT_MS));
     logger.info({ url: info.url, version: info.version }, "opencode server checked");
   } catch (err) {
-    logger.error({ err }, `opencode server not usable; ${service} jobs wait and readiness stays false until it is`);
+    // No fields: the line names the servers, and a pretty terminal log prints each field on a line of its own.
+    logger.error(
+      {},
+      `opencode server not usable, so ${service} jobs wait and readiness stays false until it is: ${startupProblem(err, client.serverUrls)}`,
+    );
   }
 }

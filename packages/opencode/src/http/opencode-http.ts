@@ -1,3 +1,4 @@
+import { MAX_INPUT_DEPTH, nestedDeeperThan } from "@ratatoskr/runtime";
 import type { Dispatcher } from "undici";
 import { request } from "./undici-core.ts";
 import { OpencodeContractError } from "../errors/opencode-contract.error.ts";
@@ -37,11 +38,16 @@ export class OpencodeHttp {
     const text = await res.body.text();
     if (res.statusCode < 200 || res.statusCode > 299) throw new OpencodeHttpError(method, path, res.statusCode, text);
     if (!text) return undefined;
+    let answer: unknown;
     try {
-      return JSON.parse(text) as unknown;
+      answer = JSON.parse(text);
     } catch {
       throw new OpencodeContractError(this.baseUrl, `the answer to ${method} ${path} is not JSON`);
     }
+    // Answers are walked afterwards (schemas, logs, traces): refused before anything recurses.
+    if (nestedDeeperThan(answer))
+      throw new OpencodeContractError(this.baseUrl, `the answer to ${method} ${path} nests deeper than ${MAX_INPUT_DEPTH} levels`);
+    return answer;
   }
 
   /** Opens a streaming GET and calls `onChunk` for each piece of body text until it ends or `signal` aborts. */

@@ -1,4 +1,4 @@
-import type { QUEUE } from "@ratatoskr/contracts";
+import { doorTexts, type QUEUE, type TaskSource } from "@ratatoskr/contracts";
 import { listAwaitingDevOrReview, type PrismaClient } from "@ratatoskr/db";
 import { envDurationMs, type QueueSet } from "@ratatoskr/runtime";
 import { reportUnlessMovedOn, type TransitionFn } from "../run/step-job.ts";
@@ -28,9 +28,8 @@ export interface RunningStepDeps {
 const STEP_NAMES: Record<StepQueue, string> = { dev: "dev round", review: "review" };
 
 /** What the person reads when the step's job ended outside its handler: how it really ended. */
-export function lostStepReason(queue: StepQueue, end: JobEnd, source = "telegram"): string {
-  const again = source === "gitea" ? "comment the command again to retry" : "/retry starts the task again";
-  return `${jobEndReason(STEP_NAMES[queue], end)}; ${again}`;
+export function lostStepReason(queue: StepQueue, end: JobEnd, task: { id: number; source: TaskSource }): string {
+  return `${jobEndReason(STEP_NAMES[queue], end)}; ${doorTexts(task.source).retry(task.id)}`;
 }
 
 /**
@@ -46,7 +45,7 @@ export function runningStep(deps: RunningStepDeps, queue: StepQueue): SweptStep 
     },
     jobState: (jobId) => deps.queues.queues[queue].getJobState(jobId),
     async release(step, state, logger) {
-      const reason = lostStepReason(queue, await readJobEnd(deps.queues.queues[queue], step.followUp.jobId, state), step.source);
+      const reason = lostStepReason(queue, await readJobEnd(deps.queues.queues[queue], step.followUp.jobId, state), { id: step.taskId, source: step.source });
       return reportUnlessMovedOn(
         () => deps.transition(step.taskId, { type: "run.failed", reason }, { expectVersion: step.taskVersion }),
         logger,

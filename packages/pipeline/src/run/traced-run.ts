@@ -23,8 +23,11 @@ export interface TracedRunInput<T> {
    * retry of a job whose process died finds it there).
    */
   storeOnTask: boolean;
-  /** The queue job running it, kept on the trace: a retry of the job finds the run (see finishedRunOf). */
-  jobId?: string | undefined;
+  /**
+   * The queue job running it, kept on the trace: a retry of the job finds the run it finished and
+   * reuses it (see finishedRunOf). Every step names its job; undefined only for a job without an id.
+   */
+  jobId: string | undefined;
   /** Told what the live session has done at each progress sample (the budget watches its spend). */
   onLive?: ((live: SessionProgress) => void) | undefined;
 }

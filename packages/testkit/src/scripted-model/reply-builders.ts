@@ -7,7 +7,7 @@ export const reply = {
     ...timing,
   }),
   /** A strict-JSON verdict as the whole answer. */
-  json: (value: unknown, timing: { delayMs?: number } = {}): ScriptTurn => ({ text: JSON.stringify(value), ...timing }),
+  json: (value: unknown, timing: { delayMs?: number; holdUntil?: Promise<unknown> } = {}): ScriptTurn => ({ text: JSON.stringify(value), ...timing }),
   tool: (name: string, args: Record<string, unknown>, timing: { delayMs?: number } = {}): ScriptTurn => ({
     toolCalls: [{ name, args }],
     ...timing,

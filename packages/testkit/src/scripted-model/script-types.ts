@@ -57,6 +57,11 @@ export interface ToolCallSpec {
 interface TurnTiming {
   /** Wait this long (ms) before the first byte of the reply. */
   delayMs?: number;
+  /**
+   * Answer only once this settles: a test sets up the worst moment (a row held, a process about
+   * to be killed) while the run waits on its model, then lets the answer go.
+   */
+  holdUntil?: Promise<unknown>;
   /** Wait this long (ms) between streamed chunks. */
   chunkDelayMs?: number;
 }

@@ -72,6 +72,7 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
       }
     });
     const turn = choice.turn;
+    await turn.holdUntil?.catch(() => undefined);
     if (turn.delayMs) await sleepUnless(turn.delayMs, () => closed);
     if (closed) return;
     if ("httpError" in turn) {

@@ -2,11 +2,20 @@ import { reviewFindingSchema, type AnalystJob, type ReviewFinding, type TaskEven
 import type { ApplyTransitionOptions, Repositories, Task } from "@ratatoskr/db";
 import { readOnlyBreachReason, watchTrees, type GitWorkspaces } from "@ratatoskr/git";
 import { runCommandJob, type HeartbeatRedis } from "@ratatoskr/gitea";
-import type { AgentPolicy, OpencodeClient } from "@ratatoskr/opencode";
-import { loadStepTask, reportUnlessMovedOn, resumeOptions, runWhileTaskRuns, settleDeadRuns, workspaceLines, type StoredEvent } from "@ratatoskr/pipeline";
+import type { AgentPolicy, AgentRunResult, OpencodeClient } from "@ratatoskr/opencode";
+import {
+  finishedRunOf,
+  loadStepTask,
+  reportUnlessMovedOn,
+  resumeOptions,
+  runWhileTaskRuns,
+  settleDeadRuns,
+  workspaceLines,
+  type StoredEvent,
+} from "@ratatoskr/pipeline";
 import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import { z } from "zod";
-import { buildPlannerPrompt, plannerVerdictSchema } from "./planner-prompt.ts";
+import { buildPlannerPrompt, plannerVerdictSchema, type PlannerVerdict } from "./planner-prompt.ts";
 
 export const PLANNER_AGENT = "planner";
 
@@ -21,7 +30,7 @@ const SETTLED_BY = ["plan.drafted", "answer.drafted", "run.succeeded", "run.fail
 export interface GiteaPlanDeps {
   repos: Pick<Repositories, "tasks" | "traces" | "events">;
   transition(taskId: number, event: TaskEvent, options?: ApplyTransitionOptions): Promise<unknown>;
-  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "serverUrls">;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "serverUrls" | "finishedTurn">;
   git: GitWorkspaces;
   redis: HeartbeatRedis;
   prefix: string;
@@ -31,6 +40,7 @@ export interface GiteaPlanDeps {
 }
 
 type Ctx = JobContext<"analyst">;
+type Report = (event: TaskEvent, failureReason?: string) => Promise<unknown>;
 
 const drafted = z.object({ plan: z.string() });
 const rejected = z.object({ findings: z.array(reviewFindingSchema) });
@@ -43,7 +53,9 @@ function latest<T>(events: readonly StoredEvent[], type: string, schema: z.ZodTy
 /**
  * The `analyst` queue for Gitea commands (G3): the planner agent writes the plan of `/agent plan`,
  * revises it for an issue's `/agent iterate` and for each rejected plan review, or answers
- * `/agent discuss` about the current plan. It reads the repository on the default branch.
+ * `/agent discuss` about the current plan. It reads the repository on the default branch. A job
+ * back after its process died reports the run its dead attempt finished (the model is not paid
+ * twice); a turn that was cut off is not replayed (G6).
  */
 export function createGiteaPlanHandler(deps: GiteaPlanDeps): JobHandler<"analyst"> {
   return async (data, ctx) => {
@@ -67,6 +79,12 @@ export function createGiteaPlanHandler(deps: GiteaPlanDeps): JobHandler<"analyst
         settleDeadRuns: () =>
           settleDeadRuns({ traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger }, task.id, PLANNER_AGENT),
         fail: (reason) => report({ type: "run.failed", reason }),
+        pickUp: async () => {
+          const finished = await finishedRunOf(deps.repos.traces, { taskId: task.id, agent: PLANNER_AGENT, jobId: ctx.job.id, schema: plannerVerdictSchema }, deps.opencode);
+          if (!finished) return undefined;
+          ctx.logger.info({ sessionId: finished.sessionId }, "picked up the planner run a dead attempt finished; the model is not run again");
+          return conclude(data, task, finished, report);
+        },
       },
       () => plan(deps, data, ctx, task, events, report),
     );
@@ -79,9 +97,8 @@ async function plan(
   ctx: Ctx,
   task: Task,
   events: readonly StoredEvent[],
-  report: (event: TaskEvent, failureReason?: string) => Promise<unknown>,
+  report: Report,
 ): Promise<unknown> {
-  const discuss = data.kind === "discuss";
   const ws = await deps.git.prepare({ taskId: task.id, repo: task.repos[0] ?? "", branch: `agent/plan-${task.id}` });
   const findings: ReviewFinding[] = task.round > 1 ? (latest(events, "review.rejected", rejected)?.findings ?? []) : [];
   const ownPlan = latest(events, "plan.drafted", drafted)?.plan;
@@ -112,6 +129,7 @@ async function plan(
       taskId: task.id,
       round: task.round,
       storeOnTask: true,
+      jobId: ctx.job.id,
       signal: ctx.signal,
       what: "planner run",
       run: {
@@ -132,11 +150,16 @@ async function plan(
     await report({ type: "run.failed", reason: readOnlyBreachReason(PLANNER_AGENT, touched) });
     return { status: "failed", reason: "read-only-breach" };
   }
+  return conclude(data, task, result, report);
+}
+
+/** What a finished planner run reports: its plan, its answer, or why it has none. */
+async function conclude(data: AnalystJob, task: Task, result: AgentRunResult<PlannerVerdict>, report: Report): Promise<unknown> {
   if (result.outcome !== "ok" || !result.verdict) {
     await report({ type: "run.failed", reason: `the planner ${result.outcome === "timeout" ? "timed out" : "failed"}: ${result.error?.message ?? result.outcome}` });
     return { status: "failed", reason: result.outcome };
   }
-  if (discuss) {
+  if (data.kind === "discuss") {
     const answer = result.verdict.reply.trim() || result.verdict.plan.trim();
     await report({ type: "answer.drafted", answer });
     return { status: "answered" };

@@ -1,7 +1,7 @@
 import type { AnalystJob } from "@ratatoskr/contracts";
 import type { DialogueTurn, Repositories, Task } from "@ratatoskr/db";
 import type { AgentPolicy, AgentRunResult, OpencodeClient } from "@ratatoskr/opencode";
-import { isLastAttempt, resumeOptions, runTraced, settleDeadRuns } from "@ratatoskr/pipeline";
+import { finishedRunOf, isLastAttempt, resumeOptions, runTraced, settleDeadRuns } from "@ratatoskr/pipeline";
 import { PermanentError, skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import type { TaskDraft } from "../draft/draft-merge.ts";
 import { interpretVerdict, settleDraft, type AnalysisOutcome } from "../outcome/analysis-outcome.ts";
@@ -26,7 +26,7 @@ export interface AnalystHandlerDeps {
   repos: Pick<Repositories, "tasks" | "turns" | "traces" | "events">;
   /** Applies an event and dispatches its follow-ups (ServiceContext.transition). */
   transition: TransitionFn;
-  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "serverUrls">;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "serverUrls" | "finishedTurn">;
   /** Undefined: repositories are not checked (none configured). */
   repositories: RepositoryDirectory | undefined;
   /** The directory every analyst session works in (see ensureSharedAgentDir). */
@@ -58,7 +58,9 @@ function splitDialogue(turns: readonly DialogueTurn[]): { history: DialogueLine[
 /**
  * The `analyst` queue's handler for Telegram dialogue turns (`turn`, `force-draft`): one agent
  * run over the pending turns, then exactly one report to the state machine — asked, drafted,
- * aborted, or failed — so the task never stays `analysing`.
+ * aborted, or failed — so the task never stays `analysing`. A job back after its process died
+ * reports the run its dead attempt finished over the same turns (the model is not paid twice), or
+ * continues the session of one it cut off.
  */
 export function createAnalyseTurnHandler(deps: AnalystHandlerDeps): JobHandler<"analyst"> {
   return async (data, ctx) => {
@@ -106,27 +108,9 @@ async function analyse(deps: AnalystHandlerDeps, data: AnalystJob, task: Task, c
     maxQuestions: deps.maxQuestions,
     forced,
   });
-  const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
-  // An attempt whose process died left its run unfinished and its session perhaps still working:
-  // that session is interrupted and continued, so one analysis never has two live sessions.
-  const { resumeSessionId, resumeServerUrl } = await settleDeadRuns(traced, task.id, ANALYST_AGENT);
-  ctx.logger.info({ pendingTurns: pending.length, forced, resumeSessionId, resumeServerUrl }, "analysis started");
-  const result = await runTraced(traced, {
-    taskId: task.id,
-    round: null,
-    storeOnTask: false,
-    run: {
-      agent: ANALYST_AGENT,
-      directory: deps.directory,
-      prompt,
-      policy: ANALYST_POLICY,
-      schema: analystVerdictSchema,
-      idleTimeoutMs: deps.idleTimeoutMs,
-      hardTimeoutMs: deps.hardTimeoutMs,
-      signal: ctx.signal,
-      ...resumeOptions(resumeSessionId, resumeServerUrl),
-    },
-  });
+  const finished = await finishedRunOf(deps.repos.traces, { taskId: task.id, agent: ANALYST_AGENT, jobId: ctx.job.id, schema: analystVerdictSchema, prompt }, deps.opencode);
+  if (finished) ctx.logger.info({ sessionId: finished.sessionId }, "picked up the analysis a dead attempt finished; the model is not run again");
+  const result = finished ?? (await runAnalysis(deps, task, prompt, ctx, { pendingTurns: pending.length, forced }));
   const target = { transition: deps.transition, logger: ctx.logger, taskId: task.id, events: deps.repos.events };
 
   if (result.outcome !== "ok" || result.verdict === undefined) return handleFailedRun(result, target, ctx);
@@ -150,6 +134,38 @@ async function analyse(deps: AnalystHandlerDeps, data: AnalystJob, task: Task, c
   return settled
     ? { status: "analysed", outcome: outcome.kind }
     : skipped("task moved on during the analysis");
+}
+
+/** The analyst's run over the prompt, in the session of a run its dead attempt cut off if there is one. */
+async function runAnalysis(
+  deps: AnalystHandlerDeps,
+  task: Task,
+  prompt: string,
+  ctx: Ctx,
+  facts: { pendingTurns: number; forced: boolean },
+): Promise<AgentRunResult<AnalystVerdict>> {
+  const traced = { traces: deps.repos.traces, tasks: deps.repos.tasks, opencode: deps.opencode, logger: ctx.logger };
+  // An attempt whose process died left its run unfinished and its session perhaps still working:
+  // that session is interrupted and continued, so one analysis never has two live sessions.
+  const { resumeSessionId, resumeServerUrl } = await settleDeadRuns(traced, task.id, ANALYST_AGENT);
+  ctx.logger.info({ ...facts, resumeSessionId, resumeServerUrl }, "analysis started");
+  return runTraced(traced, {
+    taskId: task.id,
+    round: null,
+    storeOnTask: false,
+    jobId: ctx.job.id,
+    run: {
+      agent: ANALYST_AGENT,
+      directory: deps.directory,
+      prompt,
+      policy: ANALYST_POLICY,
+      schema: analystVerdictSchema,
+      idleTimeoutMs: deps.idleTimeoutMs,
+      hardTimeoutMs: deps.hardTimeoutMs,
+      signal: ctx.signal,
+      ...resumeOptions(resumeSessionId, resumeServerUrl),
+    },
+  });
 }
 
 async function outcomeOf(

@@ -40,7 +40,7 @@ const SETTLED_BY = ["dev.finished", "run.succeeded", "run.failed", "run.timed_ou
 export interface DevHandlerDeps {
   repos: Pick<Repositories, "traces" | "events"> & { tasks: Repositories["tasks"] };
   transition: TransitionFn;
-  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "serverUrls" | "sessionProgress">;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "serverUrls" | "sessionProgress" | "finishedTurn">;
   git: GitWorkspaces;
   idleTimeoutMs: number;
   hardTimeoutMs: number;
@@ -71,7 +71,7 @@ export function createDevRoundHandler(deps: DevHandlerDeps): JobHandler<"dev"> {
     if ("skip" in found) return skipped(found.skip);
     const { task } = found;
     // The run an earlier attempt of this job finished is paid for: the budget has nothing to hold back.
-    const finished = await finishedRunOf(deps.repos.traces, { taskId: task.id, agent: DEV_AGENT, jobId: ctx.job.id, schema: devReportSchema });
+    const finished = await finishedRunOf(deps.repos.traces, { taskId: task.id, agent: DEV_AGENT, jobId: ctx.job.id, schema: devReportSchema }, deps.opencode);
     const overBudget = finished ? undefined : await overBudgetRefusal(deps, task.id, data.kind);
     if (overBudget) return skipped(overBudget);
     const round = new DevRound(deps, data, ctx, task);

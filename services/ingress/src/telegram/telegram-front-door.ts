@@ -1,5 +1,5 @@
 import type { IncomingUpdate } from "@ratatoskr/db";
-import { MAX_INPUT_DEPTH, nestedDeeperThan, type Logger } from "@ratatoskr/runtime";
+import { createOutageLog, MAX_INPUT_DEPTH, nestedDeeperThan, type Logger } from "@ratatoskr/runtime";
 import type { FastifyInstance } from "fastify";
 import { commandMenu } from "./bot-commands.ts";
 import type { TelegramIntake } from "./config/telegram.config.ts";
@@ -115,18 +115,22 @@ export function createTelegramFrontDoor(opts: TelegramFrontDoorOptions): Telegra
     log.info({ bot: username }, "telegram long polling started");
   }
 
-  /** Retries until Telegram answers, so an outage at deploy time does not keep ingress down. */
+  /**
+   * Retries until Telegram answers, so an outage at deploy time does not keep ingress down; the
+   * outage is logged when it starts, at intervals while it lasts and when it ends.
+   */
   async function connectInBackground(firstError: unknown): Promise<void> {
+    const outage = createOutageLog({ logger: log, what: "telegram (at start-up)" });
+    outage.failed(firstError);
     let delayMs = opts.setupRetryDelayMs ?? 1_000;
-    let err = firstError;
     while (!stopping.signal.aborted) {
-      log.warn({ err, retryInMs: delayMs }, "telegram start-up failed; retrying");
       await abortableSleep(delayMs, stopping.signal);
       if (stopping.signal.aborted) return;
       try {
-        return await connect();
-      } catch (next) {
-        err = next;
+        await connect();
+        return outage.recovered();
+      } catch (err) {
+        outage.failed(err);
         delayMs = Math.min(delayMs * 2, MAX_SETUP_RETRY_DELAY_MS);
       }
     }

@@ -32,6 +32,7 @@ export function telegramFrontDoor(
       repos: ctx.repos,
       transition: (taskId, event, options) => ctx.transition(taskId, event, options),
       enqueue: (request) => ctx.queues.enqueue(request),
+      queues: ctx.queues.queues,
       logger: ctx.logger,
       allowlist: config.allowlist,
       refusedChats: redisRefusedChats(ctx.redis, ctx.config.queue.prefix),

@@ -13,7 +13,7 @@ export function giteaStatusWiring(
   const config = loadGiteaStatusConfig(ctx.env);
   const gitea =
     config.url && config.token ? new GiteaClient({ baseUrl: config.url, token: config.token }) : undefined;
-  const handler = createGiteaStatusHandler(gitea ? { db: ctx.db, repos: ctx.repos, gitea } : undefined);
+  const handler = createGiteaStatusHandler(gitea ? { db: ctx.db, repos: ctx.repos, gitea, queues: ctx.queues.queues } : undefined);
   return {
     handler,
     start: () =>

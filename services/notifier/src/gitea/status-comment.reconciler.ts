@@ -1,6 +1,7 @@
 import type { Database, Repositories, Task } from "@ratatoskr/db";
 import { isNotFound, WORK_COMMANDS, type GiteaClient } from "@ratatoskr/gitea";
-import { RetryLaterError } from "@ratatoskr/runtime";
+import { RetryLaterError, type QueueSet } from "@ratatoskr/runtime";
+import { readLiveRun } from "../progress/live-run.ts";
 import { postPendingReplies } from "./reply-comments.ts";
 import { hasMarker, renderStatusComment, type StatusFacts } from "./status-comment.renderer.ts";
 
@@ -10,6 +11,8 @@ export interface StatusCommentDeps {
   db: Database;
   repos: Repositories;
   gitea: GiteaClient;
+  /** Read for the running agent job's live progress (O6). */
+  queues: QueueSet["queues"];
 }
 
 export type ReconcileResult =
@@ -40,13 +43,16 @@ async function factsOf(deps: StatusCommentDeps, task: Task): Promise<StatusFacts
   const waiting = line.filter((t) => t.status !== "running" && t.status !== "paused" && WORK.has(t.commandKind ?? ""));
   const index = waiting.findIndex((t) => t.id === task.id);
   const s = sums._sum;
+  // A run in progress: its newest tool, and what it spent so far (its trace holds that once it ends).
+  const live = task.status === "running" ? await readLiveRun(deps.queues, latest) : undefined;
   return {
     ...(index >= 0 ? { position: index + 1 } : {}),
     ...(started ? { startedAt: started.createdAt } : {}),
     // The round of the agent's own run: between a rejecting review and the next dev run the task is a round ahead.
     ...(latest ? { stage: latest.agent, stageRound: latest.round ?? task.round } : {}),
-    tokens: (s.tokensInput ?? 0) + (s.tokensOutput ?? 0) + (s.tokensReasoning ?? 0),
-    costUsd: s.cost ?? 0,
+    ...(live?.lastTool ? { lastTool: live.lastTool } : {}),
+    tokens: (s.tokensInput ?? 0) + (s.tokensOutput ?? 0) + (s.tokensReasoning ?? 0) + (live?.tokens ?? 0),
+    costUsd: (s.cost ?? 0) + (live?.costUsd ?? 0),
     now: new Date(),
   };
 }

@@ -19,6 +19,8 @@ export interface StatusFacts {
   stage?: string;
   /** The round that agent's run belongs to (default: the task's). */
   stageRound?: number;
+  /** The newest tool call of the run in progress (O6). */
+  lastTool?: string;
   tokens: number;
   costUsd: number;
   now: Date;
@@ -86,6 +88,7 @@ export function renderStatusComment(task: Task, facts: StatusFacts): string {
       lines.push(
         `**Stage:** ${facts.stage}${stageRound(task, facts) > 0 ? `, round ${stageRound(task, facts)} of ${task.maxRounds}` : ""}`,
       );
+    if (facts.lastTool) lines.push(`**Last tool:** \`${facts.lastTool}\``);
     if (facts.startedAt)
       lines.push(`**Elapsed:** ${duration(facts.now.getTime() - facts.startedAt.getTime())}`);
     lines.push(`**So far:** ${usage(facts)}`);

@@ -6,6 +6,7 @@ export {
   type TemplateId,
   type TemplateParams,
   type TraceLine,
+  type LiveLine,
   type ServiceVersion,
   type AnalystProblem,
 } from "./template-params.ts";

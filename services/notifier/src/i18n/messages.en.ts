@@ -103,7 +103,7 @@ export const EN: Catalog = {
   "task.retried": ({ taskId }) => `🔁 Task #${taskId} is restarted.`,
   "task.continued": ({ taskId }) => `▶️ Task #${taskId} resumes from its saved agent session.`,
   "task.status": (
-    { taskId, status, title, repos, round, maxRounds, branch, traces, totalTokens, totalCostUsd, budgetUsd },
+    { taskId, status, title, repos, round, maxRounds, branch, traces, live, totalTokens, totalCostUsd, budgetUsd },
     f,
   ) => {
     const runs = traces.map(
@@ -111,9 +111,14 @@ export const EN: Catalog = {
         `${t.agent} — ${t.outcome}, ${f.duration(t.durationMs)}, ` +
         `${f.count(t.tokens, { one: "token", other: "tokens" })}, ${f.costUsd(t.costUsd)}`,
     );
+    const now =
+      live === null
+        ? ""
+        : `Now: ${live.stage}${live.round === null ? "" : `, round ${live.round}`}, last tool ${live.lastTool ?? "—"}\n` +
+          `Watch it: <code>opencode attach ${live.serverUrl} --session ${live.sessionId}</code>\n`;
     return (
       `<b>Task #${taskId}</b> — ${title}\nStatus: ${STATUS[status]}\nRepositories: ${repos.join(", ") || "—"}\n` +
-      `Branch: ${branch === null ? "—" : `<code>${branch}</code>`}\nRound: ${round} of ${maxRounds}\n\n` +
+      `Branch: ${branch === null ? "—" : `<code>${branch}</code>`}\nRound: ${round} of ${maxRounds}\n${now}\n` +
       (runs.length === 0 ? "No agent has run yet." : `<b>Recent runs</b>\n${bullets(runs)}`) +
       `\n\nTotal: ${f.count(totalTokens, { one: "token", other: "tokens" })}, ${f.costUsd(totalCostUsd)}` +
       (budgetUsd === null ? "" : ` of a ${f.costUsd(budgetUsd)} budget`)

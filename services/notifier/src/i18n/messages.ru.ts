@@ -104,7 +104,7 @@ export const RU: Catalog = {
   "task.retried": ({ taskId }) => `🔁 Задача #${taskId} перезапущена.`,
   "task.continued": ({ taskId }) => `▶️ Задача #${taskId} продолжается с сохранённой сессии агента.`,
   "task.status": (
-    { taskId, status, title, repos, round, maxRounds, branch, traces, totalTokens, totalCostUsd, budgetUsd },
+    { taskId, status, title, repos, round, maxRounds, branch, traces, live, totalTokens, totalCostUsd, budgetUsd },
     f,
   ) => {
     const runs = traces.map(
@@ -112,9 +112,14 @@ export const RU: Catalog = {
         `${t.agent} — ${t.outcome}, ${f.duration(t.durationMs)}, ` +
         `${f.count(t.tokens, { one: "токен", few: "токена", many: "токенов", other: "токена" })}, ${f.costUsd(t.costUsd)}`,
     );
+    const now =
+      live === null
+        ? ""
+        : `Сейчас: ${live.stage}${live.round === null ? "" : `, раунд ${live.round}`}, последний инструмент ${live.lastTool ?? "—"}\n` +
+          `Смотреть: <code>opencode attach ${live.serverUrl} --session ${live.sessionId}</code>\n`;
     return (
       `<b>Задача #${taskId}</b> — ${title}\nСтатус: ${STATUS[status]}\nРепозитории: ${repos.join(", ") || "—"}\n` +
-      `Ветка: ${branch === null ? "—" : `<code>${branch}</code>`}\nРаунд: ${round} из ${maxRounds}\n\n` +
+      `Ветка: ${branch === null ? "—" : `<code>${branch}</code>`}\nРаунд: ${round} из ${maxRounds}\n${now}\n` +
       (runs.length === 0 ? "Агенты ещё не запускались." : `<b>Последние запуски</b>\n${bullets(runs)}`) +
       `\n\nВсего: ${f.count(totalTokens, { one: "токен", few: "токена", many: "токенов", other: "токена" })}, ` +
       f.costUsd(totalCostUsd) +

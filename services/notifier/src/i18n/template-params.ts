@@ -15,6 +15,18 @@ export interface TraceLine {
   costUsd: number;
 }
 
+/** The agent run in progress as `/status N` shows it (O6): its spend is in the task's totals. */
+export interface LiveLine {
+  /** The agent at work (`dev`, `reviewer`). */
+  stage: string;
+  round: number | null;
+  /** Its newest tool call, null before the first. */
+  lastTool: string | null;
+  /** `opencode attach <serverUrl> --session <sessionId>` watches it. */
+  serverUrl: string;
+  sessionId: string;
+}
+
 export interface ServiceVersion {
   name: string;
   version: string;
@@ -88,7 +100,9 @@ export interface TemplateParams {
     branch: string | null;
     /** Most recent last; the template shows them all, the caller picks how many. */
     traces: TraceLine[];
-    /** Every run of the task, not only the ones listed. */
+    /** The run in progress, null between runs. */
+    live: LiveLine | null;
+    /** Every run of the task, not only the ones listed, the one in progress included. */
     totalTokens: number;
     totalCostUsd: number;
     /** The task's budget (P5), null when it has none. */

@@ -68,6 +68,10 @@ export const TEMPLATE_PARAM_SCHEMAS: { readonly [K in TemplateId]: z.ZodType<Tem
         costUsd: usd,
       }),
     ),
+    live: z
+      .object({ stage: text, round: count.nullable(), lastTool: text.nullable(), serverUrl: text, sessionId: text })
+      .nullable()
+      .default(null),
     totalTokens: count.default(0),
     totalCostUsd: usd.default(0),
     budgetUsd: usd.nullable().default(null),

@@ -51,6 +51,7 @@ export const SAMPLES: { [K in TemplateId]: TemplateParams[K] } = {
     maxRounds: 3,
     branch: "ratatoskr/12-add-csv-export",
     traces: [{ agent: "dev", outcome: "succeeded", durationMs: 305_000, tokens: 12_345, costUsd: 0.12 }],
+    live: { stage: "dev", round: 2, lastTool: "edit", serverUrl: "http://127.0.0.1:4096", sessionId: "ses_12" },
     totalTokens: 40_000,
     totalCostUsd: 0.75,
     budgetUsd: 2,

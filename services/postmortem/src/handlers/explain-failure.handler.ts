@@ -1,11 +1,11 @@
 import type { JobRequest, QueueName } from "@ratatoskr/contracts";
-import type { Repositories, Task } from "@ratatoskr/db";
-import type { AgentPolicy, OpencodeClient } from "@ratatoskr/opencode";
-import { errorMessage, isLastAttempt, runTraced, settleDeadRuns, type TracedRunDeps } from "@ratatoskr/pipeline";
+import { sourceOf, type Repositories, type Task } from "@ratatoskr/db";
+import type { AgentPolicy, AgentRunResult, OpencodeClient } from "@ratatoskr/opencode";
+import { errorMessage, finishedRunOf, isLastAttempt, runTraced, settleDeadRuns, type TracedRunDeps } from "@ratatoskr/pipeline";
 import { skipped, type JobContext, type JobHandler } from "@ratatoskr/runtime";
 import { sendNotice, POSTMORTEM_TEMPLATES, type PostmortemNotice } from "../notify/postmortem-notice.ts";
 import { buildPostmortemPrompt } from "../prompt/postmortem-prompt.ts";
-import { noticeOf, postmortemVerdictSchema } from "../verdict/postmortem-verdict.schema.ts";
+import { noticeOf, postmortemVerdictSchema, type PostmortemVerdict } from "../verdict/postmortem-verdict.schema.ts";
 import { failureReason, findFailureEvent } from "./failure-event.ts";
 import { knownCauseNotice, knownCauseOf } from "./known-cause.ts";
 
@@ -19,7 +19,7 @@ export const POSTMORTEM_POLICY: AgentPolicy = {
 
 export interface PostmortemHandlerDeps {
   repos: Pick<Repositories, "tasks" | "traces" | "events" | "notifications">;
-  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "serverUrls">;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "serverUrls" | "finishedTurn">;
   enqueue: (request: JobRequest<QueueName>) => Promise<unknown>;
   /** The shared directory every postmortem session works in (see ensureSharedAgentDir). */
   directory: string;
@@ -29,6 +29,7 @@ export interface PostmortemHandlerDeps {
 }
 
 type Ctx = JobContext<"postmortem">;
+type Failure = { cause: "failed" | "timeout"; reason: string | null };
 
 /** Thrown when opencode could not even start the run: worth another attempt before giving up. */
 class RunNotStartedError extends Error {
@@ -38,8 +39,12 @@ class RunNotStartedError extends Error {
 /**
  * The `postmortem` queue's handler (P6): after a task failed or timed out, the postmortem agent
  * reads its runs and the person gets "why it happened / what to do" — or, when the agent cannot
- * answer, a short "postmortem unavailable". It never changes the task. One message per failure:
- * a redelivered job finds the message already stored and does nothing.
+ * answer, a short "postmortem unavailable". It never changes the task. One message per failure,
+ * and only while the task is still at that failure (a task continued meanwhile gets its newest
+ * failure explained, not an older one): a redelivered job finds the message already stored and
+ * does nothing, and one whose dead attempt
+ * finished its run (and died before storing the message) sends that run's answer: the model is
+ * not paid twice.
  */
 export function createExplainFailureHandler(deps: PostmortemHandlerDeps): JobHandler<"postmortem"> {
   return async (data, ctx) => {
@@ -55,10 +60,11 @@ export function createExplainFailureHandler(deps: PostmortemHandlerDeps): JobHan
     const known = data.cause === "failed" ? knownCauseOf(failure.payload) : undefined;
     const language = task.locale === "ru" ? "ru" : "en";
     const notice = known
-      ? knownCauseNotice(task.id, known, language, task.source === "gitea" ? "gitea" : "telegram")
+      ? knownCauseNotice(task.id, known, language, sourceOf(task))
       : await explainOrSayUnavailable(deps, traced, task, { cause: data.cause, reason: failureReason(failure) ?? task.failureReason }, ctx);
-    const sentId = await sendNotice({ repos: deps.repos, enqueue: deps.enqueue, logger: ctx.logger }, task, notice, failure.createdAt);
-    if (sentId === null) return skipped(`the postmortem of task ${task.id} (${data.cause}) was sent meanwhile`);
+    // Only while the task is still at this failure: one continued (and failed again) meanwhile waits on the newer one's postmortem.
+    const sentId = await sendNotice({ repos: deps.repos, enqueue: deps.enqueue, logger: ctx.logger }, task, notice, failure.createdAt, failure.version);
+    if (sentId === null) return skipped(`the postmortem of task ${task.id} (${data.cause}) was sent meanwhile, or the task moved on past this failure`);
     ctx.logger.info({ taskId: task.id, cause: data.cause, template: notice.template }, "postmortem sent");
     return { sent: notice.template };
   };
@@ -69,12 +75,14 @@ async function explainOrSayUnavailable(
   deps: PostmortemHandlerDeps,
   traced: TracedRunDeps,
   task: Task,
-  failure: { cause: "failed" | "timeout"; reason: string | null },
+  failure: Failure,
   ctx: Ctx,
 ): Promise<PostmortemNotice> {
   try {
-    await settleDeadRuns(traced, task.id, POSTMORTEM_AGENT);
-    return await explain(deps, traced, task, failure, ctx);
+    const finished = await finishedRunOf(deps.repos.traces, { taskId: task.id, agent: POSTMORTEM_AGENT, jobId: ctx.job.id, schema: postmortemVerdictSchema }, deps.opencode);
+    if (finished) ctx.logger.info({ sessionId: finished.sessionId }, "picked up the postmortem run a dead attempt finished; the model is not run again");
+    else await settleDeadRuns(traced, task.id, POSTMORTEM_AGENT);
+    return explanation(task, failure, finished ?? (await runPostmortem(deps, traced, task, failure, ctx)));
   } catch (err) {
     if (ctx.signal.aborted) throw err; // shutting down: the job goes back to the queue
     if (err instanceof RunNotStartedError && !isLastAttempt(ctx.job)) throw err;
@@ -83,13 +91,14 @@ async function explainOrSayUnavailable(
   }
 }
 
-async function explain(
+/** The postmortem agent's run over the task's runs; throws {@link RunNotStartedError} when opencode could not start it. */
+async function runPostmortem(
   deps: PostmortemHandlerDeps,
   traced: TracedRunDeps,
   task: Task,
-  failure: { cause: "failed" | "timeout"; reason: string | null },
+  failure: Failure,
   ctx: Ctx,
-): Promise<PostmortemNotice> {
+): Promise<AgentRunResult<PostmortemVerdict>> {
   const traces = (await deps.repos.traces.list(task.id)).filter((trace) => trace.agent !== POSTMORTEM_AGENT);
   const prompt = buildPostmortemPrompt({
     taskId: task.id,
@@ -99,7 +108,7 @@ async function explain(
     traces,
     traceBudgetChars: deps.traceBudgetChars,
     language: task.locale === "ru" ? "ru" : "en",
-    door: task.source === "gitea" ? "gitea" : "telegram",
+    source: sourceOf(task),
   });
   let result;
   try {
@@ -107,6 +116,7 @@ async function explain(
       taskId: task.id,
       round: null,
       storeOnTask: false,
+      jobId: ctx.job.id,
       run: {
         agent: POSTMORTEM_AGENT,
         directory: deps.directory,
@@ -125,6 +135,11 @@ async function explain(
     // No session was ever made: opencode is down or refusing, not the agent failing.
     throw new RunNotStartedError(`the postmortem run could not start: ${result.error?.message ?? "no session"}`, { cause: result.error });
   }
+  return result;
+}
+
+/** The message a finished postmortem run makes; throws when it has no usable answer. */
+function explanation(task: Task, failure: Failure, result: AgentRunResult<PostmortemVerdict>): PostmortemNotice {
   if (result.outcome !== "ok" || result.verdict === undefined) {
     throw new Error(`the postmortem run ended ${result.outcome}: ${result.error?.message ?? "no usable answer"}`);
   }

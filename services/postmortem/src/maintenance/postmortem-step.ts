@@ -19,7 +19,8 @@ export interface PostmortemStepDeps {
  * The postmortem step for the Postgres-driven sweep: a failed or timed-out task whose newest
  * postmortem job has no message after it waits on that job. A lost job is queued again (the
  * handler sends one message per failure); one that gave up sends "postmortem unavailable", so the
- * person never waits on an analysis that will not come.
+ * person never waits on an analysis that will not come — unless the task moved on since the sweep
+ * read it (continued, and perhaps failed again: that failure waits on its own postmortem).
  */
 export function postmortemStep(deps: PostmortemStepDeps): SweptStep {
   const now = deps.now ?? Date.now;
@@ -31,12 +32,14 @@ export function postmortemStep(deps: PostmortemStepDeps): SweptStep {
     async release(step, state, logger) {
       const task = await deps.repos.tasks.findById(step.taskId);
       if (!task) return false;
-      // Conditional on what the sweep saw: no postmortem message since the job it judged.
+      // Conditional on what the sweep saw: the task still at the version it read (the same failure,
+      // the judged job still its newest) and no postmortem message since that job.
       const sent = await sendNotice(
         { repos: deps.repos, enqueue: deps.enqueue, logger },
         task,
         { template: "task.postmortem-unavailable", params: { taskId: task.id, reason: jobEndReason("postmortem", await readJobEnd(deps.queues.queues[QUEUE.postmortem], step.followUp.jobId, state)) } },
         step.followUp.createdAt,
+        step.taskVersion,
       );
       return sent !== null;
     },

@@ -1,5 +1,5 @@
-import { jobRequest, notificationJobId, QUEUE, type JobRequest, type QueueName } from "@ratatoskr/contracts";
-import type { Prisma, Repositories, Task } from "@ratatoskr/db";
+import { jobRequest, notificationJobId, QUEUE, type JobRequest, type NotifyJob, type QueueName } from "@ratatoskr/contracts";
+import { channelOf, deliveryJobData, type Prisma, type Repositories, type Task } from "@ratatoskr/db";
 import type { Logger } from "@ratatoskr/runtime";
 
 export const POSTMORTEM_TEMPLATES = ["task.postmortem", "task.postmortem-unavailable"] as const;
@@ -18,33 +18,31 @@ export interface NoticeDeps {
 /**
  * Stores the message for the task's owner and queues its delivery, unless a postmortem message of
  * the task was stored at or after `unlessSentSince` (one message per failure, whoever writes it:
- * the handler or the sweep). The row is the promise: if the enqueue is lost (Redis away), the
- * notifier's sweep of stale pending rows sends it later. Null when one was already there.
+ * the handler or the sweep), and with `atVersion` only while the task is at that version. The row
+ * is the promise: if the enqueue is lost (Redis away), the notifier's sweep of stale pending rows
+ * sends it later. Null when nothing was stored.
  */
 export async function sendNotice(
   deps: NoticeDeps,
   task: Pick<Task, "id" | "source" | "chatId" | "threadId">,
   notice: PostmortemNotice,
   unlessSentSince: Date,
+  atVersion?: number,
 ): Promise<number | null> {
-  const telegram = task.source !== "gitea";
+  const channel = channelOf(task);
   const row = await deps.repos.notifications.createUnlessSince(
     {
       taskId: task.id,
-      channel: telegram ? "telegram" : "gitea",
-      chatId: telegram ? task.chatId : null,
-      // The forum topic the task was opened in, like every other message of the task.
-      threadId: telegram ? task.threadId : null,
+      ...channel,
       template: notice.template,
       params: notice.params as unknown as Prisma.InputJsonObject,
     },
     POSTMORTEM_TEMPLATES,
     unlessSentSince,
+    atVersion,
   );
   if (!row) return null;
-  const request = telegram
-    ? jobRequest(QUEUE.notify, { v: 1, kind: "message", notificationId: row.id, ...chatOf(task) }, notificationJobId(row.id))
-    : jobRequest(QUEUE.notify, { v: 1, kind: "gitea-status", taskId: task.id }, notificationJobId(row.id));
+  const request = jobRequest(QUEUE.notify, deliveryJobData(channel, task.id, row.id) as NotifyJob, notificationJobId(row.id));
   try {
     await deps.enqueue(request);
   } catch (err) {
@@ -52,6 +50,3 @@ export async function sendNotice(
   }
   return row.id;
 }
-
-/** The chat in the job lets the notifier take the chat's lease before reading anything. */
-const chatOf = (task: Pick<Task, "chatId">) => (task.chatId === null ? {} : { chatId: Number(task.chatId) });

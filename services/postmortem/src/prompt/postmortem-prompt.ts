@@ -1,4 +1,4 @@
-import { untrustedBlock, UNTRUSTED_REMINDER } from "@ratatoskr/contracts";
+import { doorTexts, untrustedBlock, UNTRUSTED_REMINDER, type TaskSource } from "@ratatoskr/contracts";
 import { digestTraces, type TraceForDigest } from "./trace-digest.ts";
 
 export interface PostmortemPromptInput {
@@ -11,19 +11,18 @@ export interface PostmortemPromptInput {
   traceBudgetChars: number;
   /** "ru" | "en": the language the person reads. */
   language: string;
-  /** Where the person asked (how a retry is asked for); Telegram when left out. */
-  door?: "telegram" | "gitea";
+  /** The door the person asked through: how they retry or resume it. */
+  source: TaskSource;
 }
 
 /** The postmortem agent's prompt: the task, how it ended, and its runs trimmed to the budget. */
 export function buildPostmortemPrompt(input: PostmortemPromptInput): string {
   const t = input.task;
+  const door = doorTexts(input.source);
   const how =
     input.cause === "timeout"
-      ? `It timed out (an agent run made no progress or ran too long). Its work so far is pushed and ${input.door === "gitea" ? "`/agent continue` on its issue or pull request" : `/continue ${input.taskId}`} resumes the same session.`
-      : input.door === "gitea"
-        ? "It failed. Commenting the command again on its issue or pull request runs it again."
-        : `It failed. /retry ${input.taskId} runs it again from the first round.`;
+      ? `It timed out (an agent run made no progress or ran too long). Its work so far is pushed and ${door.resume(input.taskId)} resumes the same session.`
+      : `It failed; ${door.retry(input.taskId)}.`;
   const task = [
     `title: ${t.title ?? "(none)"}`,
     `goal: ${t.goal ?? "(none)"}`,

@@ -12,6 +12,7 @@ import { readOnlyBreachReason, watchTrees, type GitWorkspaces, type Workspace } 
 import { VerdictValidationError, type AgentPolicy, type AgentRunResult, type OpencodeClient } from "@ratatoskr/opencode";
 import {
   errorMessage,
+  finishedRunOf,
   isLastAttempt,
   knownFailureCause,
   latestDevCommit,
@@ -45,7 +46,7 @@ const SETTLED_BY = ["review.passed", "review.rejected", "run.succeeded", "run.fa
 export interface ReviewHandlerDeps {
   repos: Pick<Repositories, "tasks" | "traces" | "events">;
   transition: TransitionFn;
-  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "serverUrls" | "sessionProgress">;
+  opencode: Pick<OpencodeClient, "runAgent" | "interrupt" | "serverUrls" | "sessionProgress" | "finishedTurn">;
   git: GitWorkspaces;
   idleTimeoutMs: number;
   hardTimeoutMs: number;
@@ -79,18 +80,22 @@ export function latestPlanOf(events: readonly StoredEvent[]): string | undefined
  * pushed branch diff of every repository of the task (or a command's plan, against the default
  * branch) and passes it (minor findings kept) or rejects it with findings for the next round.
  * An unreadable verdict gets the client's repair prompt, then one more run; then the task fails
- * saying so. A job back after its process died resumes its dead attempt's session.
+ * saying so. A job back after its process died goes on from what its dead attempt did: a
+ * finished run's verdict is reported (the model is not paid twice), a cut-off run resumes its session.
  */
 export function createReviewHandler(deps: ReviewHandlerDeps): JobHandler<"review"> {
   return async (data, ctx) => {
     const found = await loadStepTask(deps.repos, data.taskId, ctx.job.id, { step: "review", settledBy: SETTLED_BY, round: data.round });
     if ("skip" in found) return skipped(found.skip);
     const { task, events } = found;
+    // The run an earlier attempt of this job finished is paid for: the budget has nothing to hold back.
+    const finished = await finishedRunOf(deps.repos.traces, { taskId: task.id, agent: REVIEWER_AGENT, jobId: ctx.job.id, schema: reviewVerdictSchema }, deps.opencode);
     // P5 before a code review (a plan's rounds stay with the planner).
-    const overBudget = data.kind === "plan" ? undefined : await overBudgetRefusal(deps, task.id, "review");
+    const overBudget = finished || data.kind === "plan" ? undefined : await overBudgetRefusal(deps, task.id, "review");
     if (overBudget) return skipped(overBudget);
     const review = new Review(deps, data, ctx, task);
     try {
+      if (finished) return await review.pickUp(finished, events);
       return await review.run(events);
     } catch (err) {
       if (ctx.signal.aborted || !isLastAttempt(ctx.job)) throw err;
@@ -179,6 +184,15 @@ class Review {
     return this.settle(result, latestDevCommit(events));
   }
 
+  /**
+   * A retry of a job whose review run finished before its process died (before its verdict was
+   * reported): the run's verdict is reported as it stands, so the model is not paid twice.
+   */
+  async pickUp(finished: AgentRunResult<ReviewVerdict>, events: readonly StoredEvent[]): Promise<unknown> {
+    this.ctx.logger.info({ sessionId: finished.sessionId }, "picked up the review run a dead attempt finished; the model is not run again");
+    return this.settle(finished, latestDevCommit(events));
+  }
+
   /** Its own session when a dead attempt or the budget stopped it; else a PR iterate's implement review. */
   private async sessionToResume(): Promise<{ sessionId?: string; serverUrl?: string }> {
     const own = await stepSessionToResume(this.traced, this.task.id, REVIEWER_AGENT, this.data.round);
@@ -192,6 +206,7 @@ class Review {
       taskId: this.task.id,
       round: this.data.round,
       storeOnTask: true,
+      jobId: this.ctx.job.id,
       signal: this.ctx.signal,
       what: "review",
       run: {

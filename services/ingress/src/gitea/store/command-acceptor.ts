@@ -13,7 +13,7 @@ export interface IncomingCommand {
   kind: GiteaCommandKind | null;
   /** The message after the command, or for a usage answer the word that was given. */
   message: string;
-  /** `X-Gitea-Delivery` (or Forgejo's), or `sweep-<commentId>` when the sweep found it. */
+  /** `X-Gitea-Delivery` (or Forgejo's), or one made of the comment's identity (commentDeliveryId). */
   deliveryId: string;
   event: string;
 }

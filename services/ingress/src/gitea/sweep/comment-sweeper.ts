@@ -2,7 +2,7 @@ import type { Repositories } from "@ratatoskr/db";
 import { looksLikeAgentCommand, type Comment, type GiteaClient, type RepoRef } from "@ratatoskr/gitea";
 import type { Logger } from "@ratatoskr/runtime";
 import { CommandRefusedError, type AcceptOutcome, type IncomingCommand } from "../store/command-acceptor.ts";
-import { commandOf } from "../webhook/comment-command.ts";
+import { commandOf, commentDeliveryId } from "../webhook/comment-command.ts";
 
 const PAGE_SIZE = 50;
 /** A repository never swept before is read this far back. */
@@ -95,18 +95,15 @@ async function takeIn(deps: SweepDeps, where: RepoRef, comment: Comment): Promis
   const number =
     numberFrom(isPull ? comment.pull_request_url : comment.issue_url) ?? numberFrom(comment.issue_url);
   if (number === undefined) return undefined;
-  const command = commandOf(
-    {
-      ...where,
-      target: isPull ? "pr" : "issue",
-      number,
-      commentId: comment.id,
-      body,
-      author: comment.user?.login ?? "",
-    },
-    deps.botLogin(),
-    { deliveryId: `sweep-${comment.id}`, event: "sweep" },
-  );
+  const found = {
+    ...where,
+    target: isPull ? ("pr" as const) : ("issue" as const),
+    number,
+    commentId: comment.id,
+    body,
+    author: comment.user?.login ?? "",
+  };
+  const command = commandOf(found, deps.botLogin(), { deliveryId: commentDeliveryId("sweep", found), event: "sweep" });
   if (!command) return undefined;
   let outcome: AcceptOutcome;
   try {

@@ -2,7 +2,7 @@ import { deliveryHeaders, readDelivery, verifySignature } from "@ratatoskr/gitea
 import type { Logger } from "@ratatoskr/runtime";
 import type { FastifyInstance } from "fastify";
 import { CommandRefusedError, type AcceptOutcome, type IncomingCommand } from "../store/command-acceptor.ts";
-import { commandOf } from "./comment-command.ts";
+import { commandOf, commentDeliveryId } from "./comment-command.ts";
 
 export const GITEA_WEBHOOK_PATH = "/webhooks/gitea";
 
@@ -63,7 +63,7 @@ export async function registerGiteaWebhook(app: FastifyInstance, opts: GiteaWebh
         request.log.warn({ why: reading.why }, "gitea delivery refused: invalid comment payload");
         return reply.code(422).send({ error: `invalid comment payload (${reading.why})` });
       }
-      const deliveryId = givenId ?? `unnamed-${reading.comment.commentId}`;
+      const deliveryId = givenId ?? commentDeliveryId("unnamed", reading.comment);
       const command = commandOf(reading.comment, opts.botLogin(), {
         deliveryId,
         event: event ?? "issue_comment",

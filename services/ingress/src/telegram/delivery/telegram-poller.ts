@@ -1,4 +1,4 @@
-import type { Logger } from "@ratatoskr/runtime";
+import { createOutageLog, type Logger } from "@ratatoskr/runtime";
 import { abortableSleep } from "./abortable-sleep.ts";
 
 /** getUpdates as the poller needs it; telegraf's client provides it (see telegram-bot-api.ts). */
@@ -30,7 +30,9 @@ export interface TelegramPollerOptions {
  * Long polling with its own loop rather than telegraf's `launch()`: a batch is fully handled
  * before its offset is confirmed (so a crash re-delivers it rather than losing it), `stop()`
  * waits for the batch in hand and confirms it (so a restart does not replay it), and a 409
- * (another poller) or an outage is retried with backoff instead of ending polling for good.
+ * (another poller) or an outage is retried with backoff instead of ending polling for good. An
+ * outage of Telegram or of the store is logged when it starts, at intervals while it lasts and
+ * when it ends, not at every failed poll.
  */
 export class TelegramPoller {
   private readonly controller = new AbortController();
@@ -51,18 +53,25 @@ export class TelegramPoller {
   private async run(): Promise<void> {
     const { source, logger, timeoutSec = 50, retryDelayMs = 1_000, maxRetryDelayMs = 30_000 } = this.opts;
     const signal = this.controller.signal;
+    const fetching = createOutageLog({ logger, what: "telegram getUpdates" });
+    const storing = createOutageLog({ logger, what: "telegram update store" });
     let delayMs = retryDelayMs;
     while (!signal.aborted) {
+      let outage = fetching;
       try {
         const updates = await source.getUpdates({ offset: this.offset, timeoutSec }, signal);
-        delayMs = retryDelayMs;
+        fetching.recovered();
         const last = updates.at(-1);
-        if (!last) continue;
-        await this.opts.onBatch(updates);
-        this.offset = last.update_id + 1;
+        if (last) {
+          outage = storing;
+          await this.opts.onBatch(updates);
+          storing.recovered();
+          this.offset = last.update_id + 1;
+        }
+        delayMs = retryDelayMs;
       } catch (err) {
         if (signal.aborted) break;
-        logger.warn({ err, retryInMs: delayMs }, "telegram updates not fetched or not stored; retrying");
+        outage.failed(err);
         await abortableSleep(delayMs, signal);
         delayMs = Math.min(delayMs * 2, maxRetryDelayMs);
       }

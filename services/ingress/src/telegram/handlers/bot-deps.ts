@@ -13,6 +13,8 @@ export interface BotDeps {
   transition: ServiceContext["transition"];
   /** Puts a reply's notify job on its queue. */
   enqueue: QueueSet["enqueue"];
+  /** The queues, read for a running agent job's live progress (`/status N`). */
+  queues: QueueSet["queues"];
   logger: Logger;
   allowlist: Allowlist;
   refusedChats: RefusedChats;

@@ -1,4 +1,5 @@
 import type { Task } from "@ratatoskr/db";
+import { readLiveRun } from "@ratatoskr/notifier";
 import type { BotDeps } from "./bot-deps.ts";
 import { reply } from "./reply.ts";
 import { taskStatusParams } from "./task-status.params.ts";
@@ -14,9 +15,12 @@ export async function findChatTask(
   return task;
 }
 
-/** Replies with the task's current status, title, repositories, branch, round, latest runs and total spend. */
+/**
+ * Replies with the task's current status, title, repositories, branch, round, latest runs and
+ * total spend, and while an agent works, its stage, round, last tool and how to attach (O6).
+ */
 export async function replyWithStatus(
-  deps: Pick<BotDeps, "repos" | "enqueue" | "logger">,
+  deps: Pick<BotDeps, "repos" | "queues" | "enqueue" | "logger">,
   chatId: number,
   taskId: number,
 ): Promise<void> {
@@ -26,5 +30,6 @@ export async function replyWithStatus(
     deps.repos.traces.list(taskId),
     deps.repos.traces.tracesSummary(taskId),
   ]);
-  await reply(deps, { chatId, taskId }, "task.status", taskStatusParams(task, traces, total));
+  const live = await readLiveRun(deps.queues, traces.at(-1));
+  await reply(deps, { chatId, taskId }, "task.status", taskStatusParams(task, traces, total, live));
 }

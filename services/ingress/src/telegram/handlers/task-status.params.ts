@@ -1,6 +1,6 @@
 import type { TelegramStatus } from "@ratatoskr/contracts";
 import type { AgentTrace, Task, TracesSummary } from "@ratatoskr/db";
-import type { TemplateParams, TraceLine } from "@ratatoskr/notifier";
+import type { LiveRun, TemplateParams, TraceLine } from "@ratatoskr/notifier";
 
 /** `/status N` shows the latest few runs: enough to see what happened, short enough to read. */
 export const STATUS_TRACE_LIMIT = 5;
@@ -20,13 +20,14 @@ export function traceLine(trace: AgentTrace, now: Date): TraceLine {
 }
 
 /**
- * Params of `task.status` from the row, its traces (oldest first, as the repository lists them)
- * and the total over all of them.
+ * Params of `task.status` from the row, its traces (oldest first, as the repository lists them),
+ * the total over all of them and the run in progress, if any (O6: its spend so far is in the total).
  */
 export function taskStatusParams(
   task: Task,
   traces: readonly AgentTrace[],
   total: TracesSummary,
+  live: LiveRun | undefined,
   now = new Date(),
 ): TemplateParams["task.status"] {
   return {
@@ -38,8 +39,9 @@ export function taskStatusParams(
     maxRounds: task.maxRounds,
     branch: task.branch,
     traces: traces.slice(-STATUS_TRACE_LIMIT).map((trace) => traceLine(trace, now)),
-    totalTokens: total.tokens,
-    totalCostUsd: total.costUsd,
+    live: live ? { stage: live.stage, round: live.round, lastTool: live.lastTool, serverUrl: live.serverUrl, sessionId: live.sessionId } : null,
+    totalTokens: total.tokens + (live?.tokens ?? 0),
+    totalCostUsd: total.costUsd + (live?.costUsd ?? 0),
     budgetUsd: task.budgetUsd,
   };
 }
