@@ -16,7 +16,7 @@ export default tseslint.config(
   {
     files: ["scripts/**/*.mjs", "deploy/**/*.mjs"],
     languageOptions: {
-      globals: { process: "readonly", console: "readonly", URL: "readonly", fetch: "readonly", AbortSignal: "readonly", AbortController: "readonly" },
+      globals: { process: "readonly", console: "readonly", URL: "readonly", fetch: "readonly", AbortSignal: "readonly", AbortController: "readonly", Buffer: "readonly", setTimeout: "readonly", clearTimeout: "readonly" },
     },
   },
   {

@@ -2,15 +2,15 @@
  * opencode's memory over many tasks (issue 23 item 3), not a CI test: `pnpm bench [--smoke]
  * opencode-memory`. Each task gets a directory of its own (a small git repository, as a task's
  * tree is) and one agent run that writes a file there, three tasks at a time, on a real
- * `opencode serve` with the scripted model. Two servers side by side: on one nothing is released
- * (what Ratatoskr does), on the other each ended task's directory is disposed of through opencode's
- * own route (`POST /instance/dispose?directory=…`), the lever issue 23 item 3 names. Printed: each
- * server's RSS (its whole process group) after the first 10 tasks and after all of them; the aim
- * is RSS flat within 20% of that after 10. On opencode 1.18.33 disposing makes it worse (100
- * tasks: 4.1 GB disposed, 1.0 GB kept), so the services do not dispose. The test kit's servers run
- * without snapshots and with an empty model catalogue (as deploy/opencode/README.md advises): with
- * opencode's bundled catalogue and snapshots a task kept ~13 MB (1.8 GB after 60), now ~4 MB
- * (687 MB after 10, 1,025 MB after 100, load ~15). `--smoke`: 6 tasks, no aims.
+ * `opencode serve` with the scripted model. Two servers: one runs as opencode alone ("kept": it
+ * keeps ~4 MB of every directory, for good), the other behind deploy/opencode/recycle.mjs with
+ * OPENCODE_RECYCLE_MB set to 15% above what the first held after the first 10 tasks, so it is
+ * restarted between turns whenever it grows past that. Printed: each server's RSS (its whole
+ * process group, the relay included) after the first 10 tasks and after all of them, the recycles,
+ * and each server's tasks per minute (what the restarts cost). Aim: the recycled server flat
+ * within 20% of its RSS after 10 tasks. opencode's own release route (`POST /instance/dispose`)
+ * was measured here before and leaves more behind than it frees (100 tasks: 4.1 GB disposed,
+ * 1.0 GB kept), so nothing calls it. `--smoke`: 6 tasks, no aims.
  */
 import { execFileSync } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -25,10 +25,24 @@ const IN_FLIGHT = 3;
 const RUN = { agent: "dev", policy: {}, idleTimeoutMs: 60_000, hardTimeoutMs: 180_000 };
 const MB = 1024 * 1024;
 
-/** RSS of every process in the server's group (opencode and what it started). */
+/** RSS of the server's launcher and every process below it (the relay, opencode, what they started). */
 function groupRss(server: OpencodeServer): number {
-  const out = execFileSync("ps", ["-o", "rss=", "-g", String(server.processGroup)]).toString();
-  return out.split("\n").reduce((sum, line) => sum + (Number(line.trim()) || 0), 0) * 1024;
+  const children = new Map<number, number[]>();
+  const rss = new Map<number, number>();
+  for (const line of execFileSync("ps", ["-e", "-o", "pid=,ppid=,rss="]).toString().split("\n")) {
+    const [pid, ppid, kb] = line.trim().split(/\s+/).map(Number);
+    if (!pid || ppid === undefined) continue;
+    rss.set(pid, (kb ?? 0) * 1024);
+    children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+  }
+  let total = 0;
+  const stack = [server.processGroup];
+  while (stack.length > 0) {
+    const pid = stack.pop()!;
+    total += rss.get(pid) ?? 0;
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return total;
 }
 
 async function taskDir(server: OpencodeServer, i: number): Promise<string> {
@@ -39,18 +53,9 @@ async function taskDir(server: OpencodeServer, i: number): Promise<string> {
   return dir;
 }
 
-async function dispose(server: OpencodeServer, directory: string): Promise<void> {
-  const res = await fetch(`${server.url}/instance/dispose?directory=${encodeURIComponent(directory)}`, {
-    method: "POST",
-    headers: { authorization: `Basic ${Buffer.from(`opencode:${server.password}`).toString("base64")}` },
-  });
-  if (!res.ok) throw new Error(`POST /instance/dispose answered ${res.status}`);
-  await res.arrayBuffer();
-}
-
-async function runTasks(server: OpencodeServer, client: OpencodeClient, count: number, release: boolean, onTask: (done: number) => void): Promise<void> {
-  let next = 0;
-  let done = 0;
+async function runTasks(server: OpencodeServer, client: OpencodeClient, first: number, count: number, onTask: (done: number) => void): Promise<void> {
+  let next = first;
+  let done = first;
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
       while (next < count) {
@@ -58,11 +63,25 @@ async function runTasks(server: OpencodeServer, client: OpencodeClient, count: n
         const directory = await taskDir(server, i);
         const result = await client.runAgent({ ...RUN, directory, prompt: `task ${i}: write NOTES.md` });
         if (result.outcome !== "ok") throw new Error(`task ${i}: ${result.outcome} ${result.error?.message ?? ""}`);
-        if (release) await dispose(server, directory);
         onTask(++done);
       }
     }),
   );
+}
+
+interface Variant {
+  name: string;
+  server: OpencodeServer;
+  client: OpencodeClient;
+  afterWarm: number;
+  end: number;
+  tasksPerMin: number;
+}
+
+async function finish(variant: Omit<Variant, "end" | "tasksPerMin">, first: number, tasks: number): Promise<Variant> {
+  const started = Date.now();
+  await runTasks(variant.server, variant.client, first, tasks, () => {});
+  return { ...variant, end: groupRss(variant.server), tasksPerMin: ((tasks - first) * 60_000) / (Date.now() - started) };
 }
 
 async function run({ smoke }: { smoke: boolean }): Promise<BenchRow[]> {
@@ -72,56 +91,62 @@ async function run({ smoke }: { smoke: boolean }): Promise<BenchRow[]> {
   // Each run writes a file (a tool call), then ends with a line of text.
   model.setFallback((req) => (req.messages.some((m) => m.role === "tool") ? reply.text("done") : reply.write("NOTES.md", "notes\n")));
   const agents = { dev: { prompt: "You write notes.", permission: { edit: "allow", bash: "deny" } as const } };
-  const servers = await Promise.all([0, 1].map(() => startOpencodeServer({ provider: { baseUrl: model.url }, agents })));
-  const rows: BenchRow[] = [];
+  const servers: OpencodeServer[] = [];
+  const clients: OpencodeClient[] = [];
+  const connect = (server: OpencodeServer) => {
+    servers.push(server);
+    const client = createOpencodeClient({ baseUrl: server.url, password: server.password, defaultModel: "fake/scripted" });
+    clients.push(client);
+    return client;
+  };
   try {
-    const results = await Promise.all(
-      (["kept", "disposed"] as const).map(async (variant, k) => {
-        const server = servers[k] as OpencodeServer;
-        const client = createOpencodeClient({ baseUrl: server.url, password: server.password, defaultModel: "fake/scripted" });
-        const start = groupRss(server);
-        let afterWarm = NaN;
-        try {
-          await runTasks(server, client, tasks, variant === "disposed", (done) => {
-            if (done === warm) afterWarm = groupRss(server);
-          });
-        } finally {
-          await client.close();
-        }
-        return { variant, start, afterWarm, end: groupRss(server) };
-      }),
-    );
-    for (const r of results) {
-      console.log(`${r.variant}: RSS at start ${(r.start / MB).toFixed(0)} MB, after ${warm} tasks ${(r.afterWarm / MB).toFixed(0)} MB, after ${tasks} ${(r.end / MB).toFixed(0)} MB`);
+    const keptServer = await startOpencodeServer({ provider: { baseUrl: model.url }, agents });
+    const keptClient = connect(keptServer);
+    await runTasks(keptServer, keptClient, 0, warm, () => {});
+    const keptWarm = groupRss(keptServer);
+    const limitMb = Math.round((keptWarm / MB) * 1.15);
+    const recycledServer = await startOpencodeServer({
+      provider: { baseUrl: model.url },
+      agents,
+      env: { OPENCODE_RECYCLE_MB: String(limitMb), OPENCODE_RECYCLE_CHECK_MS: "1000", OPENCODE_RECYCLE_MIN_GAP_MS: "10000" },
+    });
+    const recycledClient = connect(recycledServer);
+    await runTasks(recycledServer, recycledClient, 0, warm, () => {});
+    const [kept, recycled] = await Promise.all([
+      finish({ name: "kept", server: keptServer, client: keptClient, afterWarm: keptWarm }, warm, tasks),
+      finish({ name: `recycled over ${limitMb} MB`, server: recycledServer, client: recycledClient, afterWarm: groupRss(recycledServer) }, warm, tasks),
+    ]);
+    const recycles = (recycledServer.output().match(/"msg":"opencode recycled"/g) ?? []).length;
+    for (const r of [kept, recycled]) {
+      console.log(`${r.name}: RSS after ${warm} tasks ${(r.afterWarm / MB).toFixed(0)} MB, after ${tasks} ${(r.end / MB).toFixed(0)} MB; ${r.tasksPerMin.toFixed(1)} tasks/min after the first ${warm}`);
     }
-    const kept = results[0]!;
-    const disposed = results[1]!;
-    rows.push(
+    console.log(`recycled ${recycles} times`);
+    return [
+      {
+        measure: `opencode RSS after ${tasks} tasks, never restarted (floor: after ${warm})`,
+        ours: kept.end / MB,
+        floor: kept.afterWarm / MB,
+        unit: "MB",
+        aim: "—",
+        met: null,
+        note: "what opencode keeps of every directory",
+      },
       ratioRow(
         { smoke },
         {
-          measure: `opencode RSS after ${tasks} tasks (floor: after ${warm})`,
-          ours: kept.end / MB,
-          floor: kept.afterWarm / MB,
+          measure: `opencode RSS after ${tasks} tasks, recycled over ${limitMb} MB (${recycles}×) (floor: after ${warm})`,
+          ours: recycled.end / MB,
+          floor: recycled.afterWarm / MB,
           unit: "MB",
           maxRatio: AIM_RATIO,
         },
       ),
-      {
-        measure: `opencode RSS after ${tasks} tasks, each directory disposed when done (floor: after ${warm})`,
-        ours: disposed.end / MB,
-        floor: disposed.afterWarm / MB,
-        unit: "MB",
-        aim: "—",
-        met: null,
-        note: "opencode's own release route; it leaves more behind than it frees",
-      },
-    );
+    ];
   } finally {
+    await Promise.all(clients.map((c) => c.close()));
     await Promise.all(servers.map((s) => s.stop()));
     await model.close();
   }
-  return rows;
 }
 
 benchMain(import.meta.url, run);

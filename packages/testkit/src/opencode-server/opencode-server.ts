@@ -47,6 +47,8 @@ export interface OpencodeServerOptions {
    * canaries for the escape suite. A provider id opencode does not know is never called.
    */
   auth?: Record<string, { type: "api"; key: string }>;
+  /** More variables for deploy/opencode/serve, e.g. `OPENCODE_RECYCLE_MB` (the relay that recycles opencode). */
+  env?: Record<string, string>;
 }
 
 export interface OpencodeServer {
@@ -133,6 +135,7 @@ export async function startOpencodeServer(options: OpencodeServerOptions): Promi
     ...(options.provider.apiKey ? { [PROVIDER_KEY_VAR]: options.provider.apiKey } : {}),
     ...sandbox.env,
     ...(options.sandboxNetwork ? { RATATOSKR_SANDBOX_NETWORK: options.sandboxNetwork } : {}),
+    ...options.env,
   };
   // Own process group: stop() kills opencode and every tool it spawned; the watchdog does it when
   // this process dies first.

@@ -1,0 +1,89 @@
+import { reply, startOpencodeServer, startScriptedModel, type OpencodeServer, type ScriptedModel } from "@ratatoskr/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createOpencodeClient, type OpencodeClient } from "../src/index.ts";
+import { marker } from "./support/opencode-fixture.ts";
+
+/**
+ * deploy/opencode/recycle.mjs in front of a real opencode: over its memory limit (1 MB here, so
+ * always), it restarts opencode at the first lull, never under a running turn, at most once per
+ * gap. What a person would notice is the runs: every one is answered, none is cut or lost.
+ */
+const RUN = { agent: "judge", policy: {}, idleTimeoutMs: 20_000, hardTimeoutMs: 60_000 };
+const GAP_MS = 5_000;
+
+let model: ScriptedModel;
+let server: OpencodeServer;
+let client: OpencodeClient;
+const warnings: string[] = [];
+
+beforeAll(async () => {
+  model = await startScriptedModel();
+  server = await startOpencodeServer({
+    provider: { baseUrl: model.url },
+    agents: { judge: { prompt: "You are the JUDGE test agent.", permission: { edit: "deny", bash: "deny" } } },
+    env: { OPENCODE_RECYCLE_MB: "1", OPENCODE_RECYCLE_CHECK_MS: "250", OPENCODE_RECYCLE_MIN_GAP_MS: String(GAP_MS) },
+  });
+  client = createOpencodeClient({ baseUrl: server.url, password: server.password, logger: { warn: (_d, message) => warnings.push(message) } });
+}, 60_000);
+
+afterAll(async () => {
+  await client?.close();
+  await server?.stop();
+  await model?.close();
+});
+
+/** The pids opencode was recycled into, from the relay's log. */
+const recycles = (): number[] =>
+  [...server.output().matchAll(/"msg":"opencode recycled".*?"pid":(\d+)|"pid":(\d+)[^\n]*"msg":"opencode recycled"/g)].map((m) => Number(m[1] ?? m[2]));
+
+async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${server.output().slice(-3_000)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function answered(directory: string, text: string, delayMs = 0) {
+  const m = marker("recycle");
+  model.addRule({ match: { promptIncludes: m }, reply: [{ ...reply.text(text), delayMs }] });
+  return client.runAgent({ ...RUN, directory, prompt: `${m} say ${text}` });
+}
+
+describe("opencode behind its recycling relay", () => {
+  it("restarts opencode when it is idle and over its limit; a directory warmed before is answered after", async () => {
+    const directory = await server.makeWorkDir("warmed");
+    expect((await answered(directory, "before")).output).toBe("before");
+    const seen = recycles().length;
+    await until("a recycle while idle", () => (recycles().length > seen ? true : undefined));
+
+    const warned = warnings.length;
+    const after = await answered(directory, "after");
+    expect(after.outcome).toBe("ok");
+    expect(after.output).toBe("after");
+    // The new opencode had not loaded the directory: the prompt went once more, the model once.
+    expect(warnings.slice(warned).filter((w) => w.includes("sent it once more"))).toHaveLength(1);
+    expect(model.requests.filter((r) => r.userTexts.some((t) => t.includes("say after")))).toHaveLength(1);
+  }, 90_000);
+
+  it("never restarts under a running turn, and holds new sessions for the restart instead of failing them", async () => {
+    const [slowDir, heldDir] = await Promise.all([server.makeWorkDir("slow"), server.makeWorkDir("held")]);
+    // The turn outlasts the gap: while it runs, the relay wants to recycle at every check.
+    const before = recycles().length;
+    const slow = answered(slowDir, "slow", GAP_MS + 2_000);
+    await until("the slow turn to run", () => (model.requests.some((r) => r.userTexts.some((t) => t.includes("say slow"))) ? true : undefined));
+    const held = answered(heldDir, "held");
+
+    const [slowRun, heldRun] = await Promise.all([slow, held]);
+    expect(slowRun.outcome).toBe("ok");
+    expect(slowRun.output).toBe("slow");
+    expect(heldRun.outcome).toBe("ok");
+    expect(heldRun.output).toBe("held");
+    // Each asked of the model once: no turn was cut and sent again.
+    const asked = (text: string) => model.requests.filter((r) => r.userTexts.some((t) => t.includes(`say ${text}`))).length;
+    expect([asked("slow"), asked("held")]).toEqual([1, 1]);
+    await until("a recycle after the turn", () => (recycles().length > before ? true : undefined));
+  }, 90_000);
+});
