@@ -35,15 +35,19 @@ async function servers(taskIds: number[], agent: string): Promise<Set<string | n
   return new Set(traces.filter((t) => t.agent === agent).map((t) => t.serverUrl));
 }
 
-/** The dev service restarted with the servers in `order` (a new process places its first new session on the first). */
-async function restartDev(order: string[], env: NodeJS.ProcessEnv = {}): Promise<void> {
-  await h.running.get("dev")!.stop("SIGKILL");
-  h.running.delete("dev");
-  h.running.set("dev", await h.startService("dev", { OPENCODE_URLS: order.join(","), ...env }));
+/** A service restarted with the servers in `order` (a new process places its first new session on the first). */
+async function restartWith(name: "dev" | "reviewer", order: string[], env: NodeJS.ProcessEnv = {}): Promise<void> {
+  await h.running.get(name)!.stop("SIGKILL");
+  h.running.delete(name);
+  h.running.set(name, await h.startService(name, { OPENCODE_URLS: order.join(","), ...env }));
 }
+const restartDev = (order: string[], env: NodeJS.ProcessEnv = {}) => restartWith("dev", order, env);
 
 describe("a pool of two opencode servers", () => {
-  it("spreads the dev and reviewer sessions of tasks run at once over both servers", async () => {
+  it("spreads the tasks run at once over both servers; each task's review runs where its dev ran", async () => {
+    // The reviewer lists the servers the other way round: placed on its own, each review would
+    // go where its dev did not.
+    await restartWith("reviewer", h.pool.map((s) => s.url).reverse());
     const titles = ["Pool task one", "Pool task two", "Pool task three", "Pool task four"];
     const taskIds: number[] = [];
     for (const [i, title] of titles.entries()) {
@@ -60,6 +64,12 @@ describe("a pool of two opencode servers", () => {
     const urls = new Set(h.pool.map((s) => s.url));
     expect(await servers(taskIds, "dev")).toEqual(urls);
     expect(await servers(taskIds, "reviewer")).toEqual(urls);
+    // The reviewer works in the dev's directory: on the dev's server it is loaded already.
+    for (const taskId of taskIds) {
+      const traces = await h.traces(taskId);
+      const on = (agent: string) => [...new Set(traces.filter((t) => t.agent === agent).map((t) => t.serverUrl))];
+      expect({ taskId, reviewer: on("reviewer") }).toEqual({ taskId, reviewer: on("dev") });
+    }
   }, 300_000);
 
   it("a dev job retried after its process was killed resumes its session on the server holding it", async () => {

@@ -122,7 +122,7 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
     },
     async runAgent(runOptions) {
       const located = runOptions.sessionId ? await pool.locate(runOptions.sessionId, runOptions.serverUrl, runOptions.signal).catch(() => undefined) : undefined;
-      const server = located ?? pool.leastLoaded();
+      const server = located ?? pool.place(runOptions.preferServerUrl);
       return runAgent(
         { ...server, logger: options.logger, resolveModel, rememberSession: (id) => pool.remember(id, server) },
         runOptions,

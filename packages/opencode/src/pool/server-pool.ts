@@ -8,7 +8,8 @@ const MAX_REMEMBERED = 20_000;
 /**
  * Places runs on servers: a session always returns to the server that holds it (remembered, or
  * named by the caller from its trace, or found by asking each server); a new session goes to the
- * least-loaded server (running + queued runs), ties rotating.
+ * server that has loaded its directory while that one has a free slot, else to the least-loaded
+ * server (running + queued runs), ties rotating.
  */
 export class ServerPool {
   private readonly affinity = new Map<string, OpencodeServerHandle>();
@@ -28,6 +29,13 @@ export class ServerPool {
     this.affinity.delete(sessionId);
     this.affinity.set(sessionId, server);
     if (this.affinity.size > MAX_REMEMBERED) this.affinity.delete(this.affinity.keys().next().value as string);
+  }
+
+  /** `preferred` while it has a free slot (it has loaded the run's directory), else the least-loaded server. */
+  place(preferred?: string): OpencodeServerHandle {
+    const server = this.byUrl(preferred);
+    if (server && server.gate.load < server.gate.limit) return server;
+    return this.leastLoaded();
   }
 
   leastLoaded(): OpencodeServerHandle {

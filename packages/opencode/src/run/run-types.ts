@@ -56,6 +56,12 @@ export interface RunAgentOptions<T = unknown> {
   /** The server holding `sessionId` (from the trace), for a pool of servers; found when omitted. */
   serverUrl?: string;
   /**
+   * For a new session: a server that has loaded `directory` already (the task's previous agent
+   * ran there). Taken while it has a free slot, so the directory is not loaded a second time on
+   * another server (a second copy of what opencode keeps per directory, and its CPU).
+   */
+  preferServerUrl?: string;
+  /**
    * Called once the run's session exists (created or continued), before the prompt is sent, so
    * the caller can store it while the run is live (attach, cancel, one session per task step).
    * A throw fails the run before the prompt.

@@ -196,6 +196,8 @@ class DevRound {
         schema: devReportSchema,
         idleTimeoutMs: this.deps.idleTimeoutMs,
         hardTimeoutMs: this.deps.hardTimeoutMs,
+        // A new session goes where the task's last one ran: that server has loaded the directory.
+        ...(this.task.agentServerUrl ? { preferServerUrl: this.task.agentServerUrl } : {}),
         ...resume,
       },
       budget,

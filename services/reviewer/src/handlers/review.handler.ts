@@ -217,6 +217,8 @@ class Review {
         schema: reviewVerdictSchema,
         idleTimeoutMs: this.deps.idleTimeoutMs,
         hardTimeoutMs: this.deps.hardTimeoutMs,
+        // A new session goes where the task's last one ran: that server has loaded the directory.
+        ...(this.task.agentServerUrl ? { preferServerUrl: this.task.agentServerUrl } : {}),
         ...resume,
       },
       budget,
