@@ -195,6 +195,27 @@ const server = http.createServer((req, res) => {
 });
 server.keepAliveTimeout = 65_000;
 
+// WebSocket upgrades (opencode's terminals) are piped through as raw sockets: like event streams,
+// they are not waited for, and a restart closes them.
+const tunnels = new Set();
+server.on("upgrade", (req, socket, head) => {
+  const upstream = net.connect(upstreamPort, "127.0.0.1", () => {
+    const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+    upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
+    if (head.length > 0) upstream.write(head);
+    upstream.pipe(socket).pipe(upstream);
+  });
+  tunnels.add(socket);
+  const close = () => {
+    tunnels.delete(socket);
+    socket.destroy();
+    upstream.destroy();
+  };
+  socket.on("error", close).on("close", close);
+  upstream.on("error", close).on("close", close);
+});
+
 function releaseHeld() {
   const waiting = held;
   held = [];
@@ -208,9 +229,11 @@ async function recycle(rss) {
   recycling = true;
   const old = child;
   for (const res of streams) res.destroy();
+  for (const socket of tunnels) socket.destroy();
   await stopGroup(old, 10_000);
   agent.destroy();
   agent = new http.Agent({ keepAlive: true });
+  if (exiting) return; // stopped meanwhile: the signal's handler ends this process
   startOpencode();
   await waitHealthy(60_000).catch((err) => fail(`opencode did not come back after a recycle: ${err.message}`));
   recycling = false;

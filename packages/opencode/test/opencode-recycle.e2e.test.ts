@@ -1,4 +1,5 @@
 import { reply, startOpencodeServer, startScriptedModel, type OpencodeServer, type ScriptedModel } from "@ratatoskr/testkit";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOpencodeClient, type OpencodeClient } from "../src/index.ts";
 import { marker } from "./support/opencode-fixture.ts";
@@ -86,4 +87,26 @@ describe("opencode behind its recycling relay", () => {
     expect([asked("slow"), asked("held")]).toEqual([1, 1]);
     await until("a recycle after the turn", () => (recycles().length > before ? true : undefined));
   }, 90_000);
+
+  it("passes a terminal's WebSocket through to opencode", async () => {
+    const auth = `Basic ${Buffer.from(`opencode:${server.password}`).toString("base64")}`;
+    const created = await fetch(`${server.url}/pty`, {
+      method: "POST",
+      headers: { authorization: auth, "content-type": "application/json" },
+      body: JSON.stringify({ command: "/bin/echo", args: ["through the relay"] }),
+    });
+    const { id } = (await created.json()) as { id: string };
+    const socket = connect(Number(new URL(server.url).port), "127.0.0.1");
+    let received = "";
+    socket.on("data", (chunk: Buffer) => (received += chunk.toString("latin1")));
+    socket.write(
+      [`GET /pty/${id}/connect HTTP/1.1`, "Host: 127.0.0.1", `Authorization: ${auth}`, "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13", "", ""].join("\r\n"),
+    );
+    try {
+      await until("the terminal's output over the WebSocket", () => (received.includes("through the relay") ? true : undefined), 15_000);
+      expect(received.startsWith("HTTP/1.1 101 Switching Protocols")).toBe(true);
+    } finally {
+      socket.destroy();
+    }
+  });
 });
