@@ -274,22 +274,11 @@ async function maybeRecycle() {
 
 /** Ends this process and opencode's group: its supervisor starts both again. */
 async function fail(message) {
+  if (exiting) return; // a stop signal's handler is ending this process already
   log("error", message);
   exiting = true;
   await stopGroup(child, 2_000);
   process.exit(1);
-}
-
-startOpencode();
-await waitHealthy(60_000).catch((err) => fail(err.message));
-server.listen(Number(portText), host, () => log("info", "relaying to opencode", { host, port: Number(portText), limitMb: limitBytes / 1048576 }));
-
-if (limitBytes > 0) {
-  const tick = () =>
-    maybeRecycle()
-      .catch((err) => log("warn", "recycle check failed", { err: err.message }))
-      .finally(() => setTimeout(tick, checkMs).unref());
-  setTimeout(tick, checkMs).unref();
 }
 
 // A stop goes to opencode; this process ends as it did (128 + the signal, as a shell reports it).
@@ -302,4 +291,16 @@ for (const signal of ["SIGTERM", "SIGINT"]) {
       process.exit(stopping.signalCode ? 128 + os.constants.signals[stopping.signalCode] : (stopping.exitCode ?? 0)),
     );
   });
+}
+
+startOpencode();
+await waitHealthy(60_000).catch((err) => fail(err.message));
+if (!exiting) server.listen(Number(portText), host, () => log("info", "relaying to opencode", { host, port: Number(portText), limitMb: limitBytes / 1048576 }));
+
+if (limitBytes > 0) {
+  const tick = () =>
+    maybeRecycle()
+      .catch((err) => log("warn", "recycle check failed", { err: err.message }))
+      .finally(() => setTimeout(tick, checkMs).unref());
+  setTimeout(tick, checkMs).unref();
 }
