@@ -21,7 +21,6 @@ import { PromptQueueTimeoutError } from "../errors/prompt-queue-timeout.error.ts
 import { describeInterrupt, INTERRUPT_CAP_MS, interruptWithin } from "./interrupt.ts";
 import { prepareResume } from "./session-resume.ts";
 import { untilDeadline } from "./deadline.ts";
-import { reloadedAfterSilence } from "./silent-restart.ts";
 
 /** Messages read for a cut turn's usage: a long tool-using turn fits. */
 const CUT_TURN_PAGE = 200;
@@ -68,8 +67,6 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
   let timeoutDueAt: number | undefined;
   let repaired = false;
   let resumed = false;
-  /** A prompt taken in silence was sent once more (see promptTurn). */
-  let resentSilent = false;
   /** Why a timeout or cancel happened (the interrupt's outcome is added at the end). */
   let stopReason: string | undefined;
   const warn = (message: string, data: Record<string, unknown> = {}) => {
@@ -167,14 +164,14 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
     lap("eventsMs");
     deps.logger?.debug?.({ sessionId, agent: o.agent, serverUrl, ...timings }, "agent run prompting");
     step = "the server to admit the prompt";
-    let turn = await promptTurn(o.prompt);
+    let turn = await runTurn(o.prompt);
     let settled = await settle(turn);
     if (!settled && o.schema) {
       let extracted = extractVerdict(textOf(turn.messages), o.schema);
       if (!extracted.ok) {
         repaired = true;
         deps.logger?.debug?.({ sessionId, problem: extracted.problem }, "verdict invalid, sending repair prompt");
-        turn = await promptTurn(repairPrompt(extracted.problem));
+        turn = await runTurn(repairPrompt(extracted.problem));
         settled = await settle(turn);
         if (!settled) extracted = extractVerdict(textOf(turn.messages), o.schema);
       }
@@ -263,16 +260,6 @@ export async function runAgent<T>(deps: AgentRunDeps, o: RunAgentOptions<T>): Pr
       .then((page) => newMessagesSince(page, admittedId).messages.filter((m) => m.type === "assistant"))
       .catch(() => undefined);
     return fresh && fresh.length >= messages.length ? fresh : messages;
-  }
-
-  /** A turn; one the server took in silence goes once more if its location had to be loaded again. */
-  async function promptTurn(text: string): Promise<TurnResult> {
-    const turn = await runTurn(text);
-    if (turn.kind !== "silent" || resentSilent) return turn;
-    resentSilent = true;
-    if (!(await reloadedAfterSilence(deps, o.directory, expected, bounded(), hardDeadline))) return turn;
-    warn(`session ${sessionId} took its prompt in silence: ${serverUrl} had not loaded ${o.directory} (restarted since it was warmed); sent it once more`);
-    return runTurn(text);
   }
 
   /** Maps a non-"done" turn (or a done turn that ended in an error) to the run's outcome; false = go on. */
