@@ -10,9 +10,9 @@
 //   2. once nothing is in flight and no session is running, every request is held for a moment
 //      and both are checked again (a prompt sent in the meantime keeps the server up);
 //   3. opencode is stopped, started again on the same internal port, and the held requests go to
-//      it. Sessions live on disk, so they carry on there; the event streams are closed and the
-//      clients reconnect; a location the new server has not booted makes a prompt go silent once,
-//      which the client answers by warming it and prompting again.
+//      it once it has loaded again the directories the clients warmed lately (a prompt to a
+//      directory it has not loaded would go unanswered). Sessions live on disk, so they carry on
+//      there; the event streams are closed and the clients reconnect.
 // A drain that does not empty within OPENCODE_RECYCLE_DRAIN_MS lets the held sessions go and tries
 // again at the next check: under unbroken long turns the server is recycled at the next lull.
 //
@@ -155,7 +155,25 @@ const streams = new Set();
 const isNewSession = (req) => req.method === "POST" && req.url.split("?")[0] === "/api/session";
 const isStream = (req) => req.url.split("?")[0].endsWith("/event") || (req.headers.accept ?? "").includes("text/event-stream");
 
+/**
+ * The clients' warm-up probes (`GET /api/provider/{id}` or `GET /api/model`, each with
+ * `?location[directory]=…`) of the last
+ * WARM_AGAIN_MS, by URL: after a restart they are asked again until the new opencode has loaded
+ * those directories, so a client that warmed one before the restart never prompts an unloaded one
+ * (such a prompt goes unanswered: opencode-facts.md).
+ */
+const probes = new Map();
+const WARM_AGAIN_MS = 15 * 60_000;
+const isProbe = (req) =>
+  req.method === "GET" && (req.url.startsWith("/api/provider/") || req.url.startsWith("/api/model?")) && req.url.includes("location%5Bdirectory%5D=");
+/** A probe's answer once the directory is loaded: the provider found, or a model list that is not empty (it is while loading). */
+const loaded = (url, body) => !url.startsWith("/api/model?") || (JSON.parse(body).data ?? []).length > 0;
+
 function relay(req, res) {
+  if (isProbe(req)) {
+    probes.delete(req.url);
+    probes.set(req.url, Date.now());
+  }
   const stream = isStream(req);
   if (!stream) inFlight++;
   else streams.add(res);
@@ -236,9 +254,26 @@ async function recycle(rss) {
   if (exiting) return; // stopped meanwhile: the signal's handler ends this process
   startOpencode();
   await waitHealthy(60_000).catch((err) => fail(`opencode did not come back after a recycle: ${err.message}`));
+  const warmed = await warmAgain();
   recycling = false;
   lastRecycleAt = Date.now();
-  log("info", "opencode recycled", { pid: child.pid, rssMb: Math.round(rss / 1048576), limitMb: limitBytes / 1048576, tookMs: Date.now() - began });
+  log("info", "opencode recycled", { pid: child.pid, warmed, rssMb: Math.round(rss / 1048576), limitMb: limitBytes / 1048576, tookMs: Date.now() - began });
+}
+
+/** Asks the recent warm-up probes again until each answers (at most 30 s); how many did. */
+async function warmAgain() {
+  for (const [url, at] of probes) if (Date.now() - at > WARM_AGAIN_MS) probes.delete(url);
+  const ready = await Promise.all(
+    [...probes.keys()].map(async (url) => {
+      const until = Date.now() + 30_000;
+      while (Date.now() < until) {
+        if (await request("GET", url, 10_000).then((body) => loaded(url, body), () => false)) return true;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      return false;
+    }),
+  );
+  return ready.filter(Boolean).length;
 }
 
 /** A fresh opencode counts as just recycled. */

@@ -47,26 +47,36 @@ async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 30
   }
 }
 
-async function answered(directory: string, text: string, delayMs = 0) {
+async function answered(directory: string, text: string, delayMs = 0, by: OpencodeClient = client) {
   const m = marker("recycle");
   model.addRule({ match: { promptIncludes: m }, reply: [{ ...reply.text(text), delayMs }] });
-  return client.runAgent({ ...RUN, directory, prompt: `${m} say ${text}` });
+  return by.runAgent({ ...RUN, directory, prompt: `${m} say ${text}` });
 }
 
 describe("opencode behind its recycling relay", () => {
-  it("restarts opencode when it is idle and over its limit; a directory warmed before is answered after", async () => {
-    const directory = await server.makeWorkDir("warmed");
-    expect((await answered(directory, "before")).output).toBe("before");
-    const seen = recycles().length;
-    await until("a recycle while idle", () => (recycles().length > seen ? true : undefined));
+  it("restarts opencode when it is idle and over its limit; the directories warmed before are answered after", async () => {
+    // One client pins the model (it warms a directory by its provider), one does not (by the model list).
+    const pinned = createOpencodeClient({ baseUrl: server.url, password: server.password, defaultModel: "fake/scripted" });
+    try {
+      const [byProvider, byModels] = await Promise.all([server.makeWorkDir("warmed-provider"), server.makeWorkDir("warmed-models")]);
+      expect((await answered(byProvider, "before", 0, pinned)).output).toBe("before");
+      expect((await answered(byModels, "before too")).output).toBe("before too");
+      const seen = recycles().length;
+      await until("a recycle while idle", () => (recycles().length > seen ? true : undefined));
 
-    const warned = warnings.length;
-    const after = await answered(directory, "after");
-    expect(after.outcome).toBe("ok");
-    expect(after.output).toBe("after");
-    // The new opencode had not loaded the directory: the prompt went once more, the model once.
-    expect(warnings.slice(warned).filter((w) => w.includes("sent it once more"))).toHaveLength(1);
-    expect(model.requests.filter((r) => r.userTexts.some((t) => t.includes("say after")))).toHaveLength(1);
+      // The relay had the new opencode load both directories again before letting requests
+      // through: each client, which warmed its directory before the restart, prompts it at once.
+      expect(server.output()).toMatch(/"msg":"opencode recycled"[^\n]*"warmed":[2-9]/);
+      const after = await Promise.all([answered(byProvider, "after", 0, pinned), answered(byModels, "after too")]);
+      expect(after.map((r) => [r.outcome, r.output])).toEqual([
+        ["ok", "after"],
+        ["ok", "after too"],
+      ]);
+      expect(warnings).toEqual([]);
+      expect(model.requests.filter((r) => r.userTexts.some((t) => / say after( too)?$/.test(t)))).toHaveLength(2);
+    } finally {
+      await pinned.close();
+    }
   }, 90_000);
 
   it("never restarts under a running turn, and holds new sessions for the restart instead of failing them", async () => {
