@@ -1,5 +1,6 @@
 import type { Notification } from "@ratatoskr/db";
 import type { SentRecord } from "@ratatoskr/testkit";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { NotifierHarness, WAIT } from "./support/notifier-harness.ts";
 
@@ -95,6 +96,12 @@ describe("notifier: the bot's overall rate", () => {
       for (const chatId of chats) first.fake.addChat(chatId);
       const stored = [];
       for (const chatId of chats) stored.push(await first.message(chatId, "bot.help", {}));
+      // The fake stamps each request when this process's event loop gets to it, and the notifiers
+      // run on the same loop: a stall of the loop (a loaded CI machine) delays sends and stamps
+      // alike and can put sends paced 100 ms apart within the stall of each other. The windows
+      // checked are shortened by the longest stall seen, nothing more.
+      const stalls = monitorEventLoopDelay({ resolution: 10 });
+      stalls.enable();
       for (const notification of stored) await first.enqueue(notification.id);
 
       await vi.waitFor(
@@ -104,12 +111,14 @@ describe("notifier: the bot's overall rate", () => {
           interval: 50,
         },
       );
+      stalls.disable();
+      const window = 1_000 - Math.ceil(stalls.max / 1e6);
       const times = chats
         .map((chatId) => (first.fake.sent(chatId)[0] as SentRecord).time)
         .sort((a, b) => a - b);
       let busiest = 0;
       for (let i = 0, j = 0; i < times.length; i++) {
-        while ((times[i] as number) - (times[j] as number) >= 1_000) j++;
+        while ((times[i] as number) - (times[j] as number) >= window) j++;
         busiest = Math.max(busiest, i - j + 1);
       }
       expect(busiest).toBeLessThanOrEqual(rate);
