@@ -74,9 +74,10 @@ function compile(out) {
   });
 }
 
-function stop(out) {
+/** `endedBy`: the signal that ended tsc, which names the stop when this process has not heard it yet. */
+function stop(out, endedBy) {
   rmSync(out, { recursive: true, force: true });
-  say(`Compile stopped (${stoppedBy ?? "by a signal"}); nothing was started.`);
+  say(`Compile stopped (${stoppedBy ?? endedBy ?? "by a signal"}); nothing was started.`);
   process.exit(STOPPED);
 }
 
@@ -95,7 +96,7 @@ say(
 const out = mkdtempSync(join(tmpdir(), "ratatoskr-build-"));
 const result = await compile(out);
 // A terminal's Ctrl-C reaches tsc too, which may end before this process hears of it.
-if (stoppedBy || STOP_SIGNALS.includes(result)) stop(out);
+if (stoppedBy || STOP_SIGNALS.includes(result)) stop(out, STOP_SIGNALS.includes(result) ? result : undefined);
 if (result !== 0) {
   rmSync(out, { recursive: true, force: true });
   say(`Compile failed (tsc ${typeof result === "number" ? `exited ${result}` : `ended by ${result}`}).`);
