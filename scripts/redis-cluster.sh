@@ -11,7 +11,8 @@ dir=${REDIS_CLUSTER_DIR:-${TMPDIR:-/tmp}/ratatoskr-redis-cluster-$base}
 nodes=$(printf '127.0.0.1:%s,' "${ports[@]}")
 nodes=${nodes%,}
 
-cluster_ok() { redis-cli -p "${ports[0]}" cluster info 2>/dev/null | grep -q 'cluster_state:ok'; }
+# grep without -q reads to the end, so pipefail never sees redis-cli killed by SIGPIPE.
+cluster_ok() { redis-cli -p "${ports[0]}" cluster info 2>/dev/null | grep 'cluster_state:ok' >/dev/null; }
 
 case "${1:-start}" in
   stop)
