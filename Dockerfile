@@ -70,7 +70,10 @@ ARG SERVICE_VERSION=dev
 COPY --from=build /usr/local/bin/opencode /usr/local/bin/opencode
 COPY --from=build /prod /app
 # The workspace volume and opencode's data volume start out owned by the image's user.
-RUN mkdir -p /workspaces /home/node/.local/share/opencode \
+# opencode's config directories stay root's: where it may write one, opencode downloads and
+# installs its plugin SDK (64 MB of npm packages, ~25 s of CPU) there at its first session; it
+# needs none, and its configuration is never the agent's to change.
+RUN mkdir -p /workspaces /home/node/.local/share/opencode /home/node/.config/opencode \
   && chown node:node /workspaces /home/node/.local /home/node/.local/share /home/node/.local/share/opencode
 # Two glibc malloc arenas instead of one per thread (V8's background threads): measured ~12 MB less
 # RSS for the idle all-in-one (README).

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { reply } from "@ratatoskr/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SilentSessionError } from "../src/index.ts";
@@ -54,4 +56,40 @@ describe("warmDirectory (a directory booted before its first run)", () => {
       await rec.close();
     }
   });
+
+  it("boots a directory without installing anything where opencode's configuration lives (read-only to it)", async (ctx) => {
+    // deploy/opencode/serve mounts them read-only in opencode's namespace; without bubblewrap there is none.
+    if (!fx.server.sandboxed) ctx.skip();
+    const directory = await fx.server.makeWorkDir("config-untouched");
+    await fx.client.warmDirectory(directory);
+    const m = marker("config-untouched");
+    fx.model.addRule({ match: { promptIncludes: m }, reply: [reply.text("done")] });
+    expect((await fx.client.runAgent({ ...RUN, directory, prompt: m })).outcome).toBe("ok");
+
+    const configDirs = [fx.server.configDir, join(fx.server.rootDir, "xdg", "config", "opencode")];
+    const mounts = readFileSync(`/proc/${opencodePid(fx.server.processGroup)}/mountinfo`, "utf8")
+      .split("\n")
+      .map((line) => line.split(" "))
+      .map((fields) => ({ point: fields[4], options: (fields[5] ?? "").split(",") }));
+    for (const dir of configDirs) expect(mounts.find((mount) => mount.point === dir)?.options, dir).toContain("ro");
+    // Where it may write, opencode installs its plugin SDK at a directory's first boot (64 MB of npm packages).
+    const installed = (dir: string) => readdirSync(dir).filter((name) => /^(node_modules|package(-lock)?\.json)$/.test(name));
+    expect(configDirs.flatMap(installed)).toEqual([]);
+  });
 });
+
+/** The opencode process itself among its group (launcher shells, bubblewrap, opencode). */
+function opencodePid(group: number): number {
+  const pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  const found = pids.find((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return Number(fields[2]) === group && readFileSync(`/proc/${pid}/comm`, "utf8").startsWith("opencode");
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
+  if (!found) throw new Error(`no opencode process in group ${group}`);
+  return Number(found);
+}
