@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { serviceEntryArgs } from "@ratatoskr/testkit";
 import { createTestRedis, dropSchema, testSchemaName, type TestRedis } from "@ratatoskr/testkit/vitest";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
@@ -20,7 +21,7 @@ interface Exit {
 function runService(name: string, env: Record<string, string>): Promise<Exit> {
   const child = spawn(
     process.execPath,
-    ["--conditions=ratatoskr-source", "--import", "tsx", `services/${name}/src/main.ts`],
+    serviceEntryArgs(name),
     {
       cwd: REPO_ROOT,
       env: {

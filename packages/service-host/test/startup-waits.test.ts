@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import {
   makePostgresTemplate,
+  serviceEntryArgs,
   startOwnPostgres,
   startOwnRedis,
   type OwnPostgres,
@@ -42,7 +43,7 @@ afterAll(async () => {
 });
 
 function startNotifier() {
-  const child = spawn(process.execPath, ["--conditions=ratatoskr-source", "--import", "tsx", "services/notifier/src/main.ts"], {
+  const child = spawn(process.execPath, serviceEntryArgs("notifier"), {
     cwd: REPO_ROOT,
     env: {
       PATH: process.env.PATH ?? "",

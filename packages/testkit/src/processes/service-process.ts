@@ -1,8 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { fileURLToPath } from "node:url";
-
-const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
+import { serviceEntryArgs, SERVICES_CWD } from "./service-entry.ts";
 
 export interface ServiceProcess {
   readonly name: string;
@@ -18,9 +16,9 @@ export interface ServiceProcess {
 export interface StartServiceProcessOptions {
   /** The service's environment; HTTP_PORT defaults to 0 (a free port), HTTP_HOST is loopback. */
   env: NodeJS.ProcessEnv;
-  /** How long to wait for the "started" log line (default 30 s: tsx compiles on first start). */
+  /** How long to wait for the "started" log line (default 30 s). */
   timeoutMs?: number;
-  /** Run this instead of `node --import tsx services/<name>/src/main.ts` (a built image, say). */
+  /** Run this instead of the service's entry ({@link serviceEntryArgs}): a built image, say. */
   command?: { file: string; args: string[]; cwd: string };
 }
 
@@ -34,12 +32,12 @@ function parseLogLine(line: string): { msg?: string; url?: string } | undefined 
 }
 
 /**
- * Runs `services/<name>/src/main.ts` as its own Node process (tsx loader, no intermediate
- * process, so signals reach the service itself) and waits until it reports it has started.
+ * Runs `services/<name>`'s entry as its own Node process (from the test run's build, else from
+ * source under tsx; no intermediate process, so signals reach the service itself) and waits until
+ * it reports it has started.
  */
 export async function startServiceProcess(name: string, opts: StartServiceProcessOptions): Promise<ServiceProcess> {
-  const entry = `services/${name}/src/main.ts`;
-  const command = opts.command ?? { file: process.execPath, args: ["--conditions=ratatoskr-source", "--import", "tsx", entry], cwd: REPO_ROOT };
+  const command = opts.command ?? { file: process.execPath, args: serviceEntryArgs(name), cwd: SERVICES_CWD };
   const child = spawn(command.file, command.args, {
     cwd: command.cwd,
     env: { ...opts.env, HTTP_HOST: "127.0.0.1", HTTP_PORT: opts.env.HTTP_PORT ?? "0" },

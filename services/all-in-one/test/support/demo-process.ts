@@ -2,6 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { readdirSync, readlinkSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { serviceEntryArgs } from "@ratatoskr/testkit";
 
 const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 
@@ -18,7 +19,7 @@ export interface DemoProcess {
 export function startDemoProcess(env: NodeJS.ProcessEnv, args: readonly string[] = []): DemoProcess {
   const child = spawn(
     process.execPath,
-    ["--conditions=ratatoskr-source", "--import", "tsx", "services/all-in-one/src/main.ts", ...args],
+    [...serviceEntryArgs("all-in-one"), ...args],
     {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, RATATOSKR_DEMO: "true", HTTP_PORT: "0", ...env },
