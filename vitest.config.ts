@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
+import E2eFirstSequencer from "./packages/testkit/src/vitest/e2e-first.sequencer.ts";
 
 /**
  * Workspace packages export their compiled `dist/` by default and their TypeScript sources under
@@ -26,6 +27,7 @@ export default defineConfig({
     // vitest's default is one fork fewer than the cores: on two cores, one file at a time. Most
     // files wait on processes they started (opencode, services, git), so two run side by side.
     maxWorkers: Number(process.env.VITEST_MAX_WORKERS ?? Math.max(2, availableParallelism())),
+    sequence: { sequencer: E2eFirstSequencer },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: [

@@ -1,0 +1,3 @@
+import { chaosSuite } from "./chaos-suite.ts";
+
+chaosSuite("outages");
