@@ -62,7 +62,10 @@ async function runTasks(server: OpencodeServer, client: OpencodeClient, first: n
         const i = next++;
         const directory = await taskDir(server, i);
         const result = await client.runAgent({ ...RUN, directory, prompt: `task ${i}: write NOTES.md` });
-        if (result.outcome !== "ok") throw new Error(`task ${i}: ${result.outcome} ${result.error?.message ?? ""}`);
+        if (result.outcome !== "ok")
+          throw new Error(
+            `task ${i} on ${server.url}: ${result.outcome} ${result.error?.message ?? ""}\nits server's last output:\n${server.output().slice(-4_000)}`,
+          );
         onTask(++done);
       }
     }),

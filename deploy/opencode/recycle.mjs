@@ -10,9 +10,9 @@
 //   2. once nothing is in flight and no session is running, every request is held for a moment
 //      and both are checked again (a prompt sent in the meantime keeps the server up);
 //   3. opencode is stopped, started again on the same internal port, and the held requests go to
-//      it once it has loaded again the directories the clients warmed lately (a prompt to a
-//      directory it has not loaded would go unanswered). Sessions live on disk, so they carry on
-//      there; the event streams are closed and the clients reconnect.
+//      it. Sessions live on disk, so they carry on there; the event streams are closed and the
+//      clients reconnect. The first new session or prompt in a directory used before the restart
+//      waits until the new opencode has loaded that directory again (directory-loads.mjs).
 // A drain that does not empty within OPENCODE_RECYCLE_DRAIN_MS lets the held sessions go and tries
 // again at the next check: under unbroken long turns the server is recycled at the next lull.
 //
@@ -22,6 +22,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
+import { createDirectoryLoads, isNewSession, jsonField, promptedSession, readBody } from "./directory-loads.mjs";
 
 const [host, portText, separator, ...command] = process.argv.slice(2);
 if (!host || !portText || separator !== "--" || command.length === 0) {
@@ -152,28 +153,16 @@ let draining = false;
 let recycling = false;
 const streams = new Set();
 
-const isNewSession = (req) => req.method === "POST" && req.url.split("?")[0] === "/api/session";
 const isStream = (req) => req.url.split("?")[0].endsWith("/event") || (req.headers.accept ?? "").includes("text/event-stream");
 
-/**
- * The clients' warm-up probes (`GET /api/provider/{id}` or `GET /api/model`, each with
- * `?location[directory]=…`) of the last
- * WARM_AGAIN_MS, by URL: after a restart they are asked again until the new opencode has loaded
- * those directories, so a client that warmed one before the restart never prompts an unloaded one
- * (such a prompt goes unanswered: opencode-facts.md).
- */
-const probes = new Map();
-const WARM_AGAIN_MS = 15 * 60_000;
-const isProbe = (req) =>
-  req.method === "GET" && (req.url.startsWith("/api/provider/") || req.url.startsWith("/api/model?")) && req.url.includes("location%5Bdirectory%5D=");
-/** A probe's answer once the directory is loaded: the provider found, or a model list that is not empty (it is while loading). */
-const loaded = (url, body) => !url.startsWith("/api/model?") || (JSON.parse(body).data ?? []).length > 0;
+const directories = createDirectoryLoads({ ask: (url, timeoutMs) => request("GET", url, timeoutMs), log });
 
-function relay(req, res) {
-  if (isProbe(req)) {
-    probes.delete(req.url);
-    probes.set(req.url, Date.now());
-  }
+/**
+ * Relays one request. A new session's body is read first (`body`), so the session's id can be
+ * paired with its directory from the answer.
+ */
+function relay(req, res, body) {
+  directories.saw(req);
   const stream = isStream(req);
   if (!stream) inFlight++;
   else streams.add(res);
@@ -190,6 +179,15 @@ function relay(req, res) {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
       answer.on("end", done);
+      const directory = body && jsonField(body, (b) => b.location?.directory);
+      if (directory && answer.statusCode === 200) {
+        const chunks = [];
+        answer.on("data", (chunk) => chunks.push(chunk));
+        answer.on("end", () => {
+          const id = jsonField(Buffer.concat(chunks), (b) => b.data?.id);
+          if (typeof id === "string") directories.sessionMade(directory, id);
+        });
+      }
     },
   );
   upstream.on("error", (err) => {
@@ -202,14 +200,39 @@ function relay(req, res) {
     done();
     upstream.destroy();
   });
-  req.pipe(upstream);
+  if (body) upstream.end(body);
+  else req.pipe(upstream);
+}
+
+/** A new session or a prompt in a directory the new opencode has not loaded yet waits for it. */
+async function relayWhenLoaded(req, res) {
+  const newSession = isNewSession(req);
+  if (!newSession && !directories.promptsCold(req)) return relay(req, res);
+  // Counted as in flight meanwhile: a restart must not begin under a request about to be relayed.
+  inFlight++;
+  let body;
+  try {
+    body = newSession ? await readBody(req) : undefined;
+    await directories.ready(body ? jsonField(body, (b) => b.location?.directory) : directories.directoryOfSession(promptedSession(req)));
+  } finally {
+    inFlight--;
+  }
+  if (!req.socket.destroyed) relay(req, res, body);
+}
+
+function handle(req, res) {
+  relayWhenLoaded(req, res).catch((err) => {
+    if (res.headersSent) return res.destroy();
+    res.writeHead(400, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: `not relayed: ${err.message}` }));
+  });
 }
 
 const server = http.createServer((req, res) => {
   const newSession = isNewSession(req);
   // A caller that gave up while held is not relayed (an event stream would stay open for nobody).
-  if (holdAll || (draining && newSession)) held.push({ newSession, go: () => !req.socket.destroyed && relay(req, res) });
-  else relay(req, res);
+  if (holdAll || (draining && newSession)) held.push({ newSession, go: () => !req.socket.destroyed && handle(req, res) });
+  else handle(req, res);
 });
 server.keepAliveTimeout = 65_000;
 
@@ -254,26 +277,10 @@ async function recycle(rss) {
   if (exiting) return; // stopped meanwhile: the signal's handler ends this process
   startOpencode();
   await waitHealthy(60_000).catch((err) => fail(`opencode did not come back after a recycle: ${err.message}`));
-  const warmed = await warmAgain();
+  const cold = directories.restarted();
   recycling = false;
   lastRecycleAt = Date.now();
-  log("info", "opencode recycled", { pid: child.pid, warmed, rssMb: Math.round(rss / 1048576), limitMb: limitBytes / 1048576, tookMs: Date.now() - began });
-}
-
-/** Asks the recent warm-up probes again until each answers (at most 30 s); how many did. */
-async function warmAgain() {
-  for (const [url, at] of probes) if (Date.now() - at > WARM_AGAIN_MS) probes.delete(url);
-  const ready = await Promise.all(
-    [...probes.keys()].map(async (url) => {
-      const until = Date.now() + 30_000;
-      while (Date.now() < until) {
-        if (await request("GET", url, 10_000).then((body) => loaded(url, body), () => false)) return true;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      return false;
-    }),
-  );
-  return ready.filter(Boolean).length;
+  log("info", "opencode recycled", { pid: child.pid, cold, rssMb: Math.round(rss / 1048576), limitMb: limitBytes / 1048576, tookMs: Date.now() - began });
 }
 
 /** A fresh opencode counts as just recycled. */

@@ -47,33 +47,46 @@ async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 30
   }
 }
 
-async function answered(directory: string, text: string, delayMs = 0, by: OpencodeClient = client) {
+async function answered(directory: string, text: string, delayMs = 0, by: OpencodeClient = client, sessionId?: string) {
   const m = marker("recycle");
   model.addRule({ match: { promptIncludes: m }, reply: [{ ...reply.text(text), delayMs }] });
-  return by.runAgent({ ...RUN, directory, prompt: `${m} say ${text}` });
+  return by.runAgent({ ...RUN, directory, prompt: `${m} say ${text}`, ...(sessionId ? { sessionId } : {}) });
 }
 
 describe("opencode behind its recycling relay", () => {
-  it("restarts opencode when it is idle and over its limit; the directories warmed before are answered after", async () => {
+  it("restarts opencode when it is idle and over its limit; the directories used again are loaded again, the others not", async () => {
     // One client pins the model (it warms a directory by its provider), one does not (by the model list).
     const pinned = createOpencodeClient({ baseUrl: server.url, password: server.password, defaultModel: "fake/scripted" });
     try {
-      const [byProvider, byModels] = await Promise.all([server.makeWorkDir("warmed-provider"), server.makeWorkDir("warmed-models")]);
+      const [byProvider, byModels, unused] = await Promise.all(
+        ["warmed-provider", "warmed-models", "warmed-unused"].map((name) => server.makeWorkDir(name)),
+      );
       expect((await answered(byProvider, "before", 0, pinned)).output).toBe("before");
-      expect((await answered(byModels, "before too")).output).toBe("before too");
+      const beforeToo = await answered(byModels, "before too");
+      expect(beforeToo.output).toBe("before too");
+      expect((await answered(unused, "before three")).output).toBe("before three");
       const seen = recycles().length;
       await until("a recycle while idle", () => (recycles().length > seen ? true : undefined));
+      const restartedAt = server.output().length;
 
-      // The relay had the new opencode load both directories again before letting requests
-      // through: each client, which warmed its directory before the restart, prompts it at once.
-      expect(server.output()).toMatch(/"msg":"opencode recycled"[^\n]*"warmed":[2-9]/);
-      const after = await Promise.all([answered(byProvider, "after", 0, pinned), answered(byModels, "after too")]);
+      // Each client warmed its directory before the restart and goes on there at once, one in a
+      // new session, the other prompting its session from before: the relay has the new opencode
+      // load each directory before that request goes through.
+      const after = await Promise.all([
+        answered(byProvider, "after", 0, pinned),
+        answered(byModels, "after too", 0, client, beforeToo.sessionId),
+      ]);
       expect(after.map((r) => [r.outcome, r.output])).toEqual([
         ["ok", "after"],
         ["ok", "after too"],
       ]);
       expect(warnings).toEqual([]);
       expect(model.requests.filter((r) => r.userTexts.some((t) => / say after( too)?$/.test(t)))).toHaveLength(2);
+      // Only those two were loaded again: a directory nobody used after the restart costs nothing.
+      const loadedAgain = new Set(
+        [...server.output().slice(restartedAt).matchAll(/"msg":"directory loaded again","directory":"([^"]+)"/g)].map((m) => m[1]),
+      );
+      expect([byProvider, byModels, unused].filter((d) => loadedAgain.has(d))).toEqual([byProvider, byModels]);
     } finally {
       await pinned.close();
     }
