@@ -58,9 +58,11 @@ describe("opencode behind its recycling relay", () => {
     // One client pins the model (it warms a directory by its provider), one does not (by the model list).
     const pinned = createOpencodeClient({ baseUrl: server.url, password: server.password, defaultModel: "fake/scripted" });
     try {
-      const [byProvider, byModels, unused] = await Promise.all(
-        ["warmed-provider", "warmed-models", "warmed-unused"].map((name) => server.makeWorkDir(name)),
-      );
+      const [byProvider, byModels, unused] = await Promise.all([
+        server.makeWorkDir("warmed-provider"),
+        server.makeWorkDir("warmed-models"),
+        server.makeWorkDir("warmed-unused"),
+      ]);
       expect((await answered(byProvider, "before", 0, pinned)).output).toBe("before");
       const beforeToo = await answered(byModels, "before too");
       expect(beforeToo.output).toBe("before too");
