@@ -94,7 +94,7 @@ describe("gitea command rounds (G3)", () => {
     expect({ status: continued.task.status, round: continued.task.round, jobs: jobsOf(continued.effects) }).toEqual({
       status: "queued",
       round: 2,
-      jobs: [DISPATCH],
+      jobs: ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4","joined":9}'],
     });
     expect(apply(continued.task, { type: "command.started" })).toEqual({
       status: "running",

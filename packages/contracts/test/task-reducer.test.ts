@@ -98,7 +98,8 @@ const TELEGRAM_LEGAL: Array<[TaskStatus, TelegramEvent["type"], TaskStatus, stri
 ];
 
 const GITEA_LEGAL: Array<[TaskStatus, GiteaEvent["type"], TaskStatus, string[]]> = [
-  ["received", "command.authorized", "queued", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
+  // Joining the line: only its own place and those behind it can have moved.
+  ["received", "command.authorized", "queued", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4","joined":9}']],
   ["received", "command.rejected", "rejected", []],
   ["queued", "command.rejected", "rejected", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
   ["queued", "command.started", "running", ['dev:{"v":1,"taskId":9,"kind":"implement","round":1}']],

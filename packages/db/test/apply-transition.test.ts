@@ -105,7 +105,7 @@ describe("applyTransition", () => {
       {
         queue: "intake",
         jobId: `${created.id}-dispatch-1`,
-        data: { v: 1, kind: "dispatch-next", targetKey: "acme/shop#12" },
+        data: { v: 1, kind: "dispatch-next", targetKey: "acme/shop#12", joined: created.id },
       },
     ]);
     const notices = await db.prisma.notification.findMany({ where: { taskId: created.id } });

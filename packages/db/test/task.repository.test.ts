@@ -99,10 +99,6 @@ describe("TaskRepository", () => {
       [first.id, "running"],
       [third.id, "received"],
     ]);
-    // The narrow read dispatching uses: the same line, only the place fields.
-    expect(await db.repos.tasks.listTargetLine("acme/shop#20")).toEqual(
-      queue.map(({ id, status, commandKind, version }) => ({ id, status, commandKind, version })),
-    );
     expect((await db.repos.tasks.listByStatus("gitea", ["running"])).map((task) => task.id)).toContain(
       first.id,
     );

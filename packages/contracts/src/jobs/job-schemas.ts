@@ -16,8 +16,12 @@ export const intakeJobSchema = () =>
   z.discriminatedUnion("kind", [
     /** Authorize and route one stored Gitea command. */
     z.object({ v: z.literal(1), kind: z.literal("route-command"), taskId: taskId() }),
-    /** Start the next queued command of one issue/PR, if none is running. */
-    z.object({ v: z.literal(1), kind: z.literal("dispatch-next"), targetKey: z.string().min(1) }),
+    /**
+     * Start the next queued command of one issue/PR, if none is running. `joined`: the command
+     * that joined the line and asked for it (only its place and those behind it can have moved);
+     * absent (jobs from before it, a command leaving): every waiting command's place is shown.
+     */
+    z.object({ v: z.literal(1), kind: z.literal("dispatch-next"), targetKey: z.string().min(1), joined: taskId().optional() }),
     /** A command's agents are done: open its PR or post its plan/answer, then settle it (G3). */
     z.object({ v: z.literal(1), kind: z.literal("publish"), taskId: taskId() }),
   ]);

@@ -58,7 +58,7 @@ export function giteaTransition(task: TaskSnapshot, event: GiteaFrontEvent): Tra
   switch (event.type) {
     case "command.authorized":
       if (status !== "received" || isControl(task)) return refuse(task, event.type, "illegal");
-      return ok(task, "queued", [dispatchNext(task)], { budgetUsd: event.budgetUsd ?? null });
+      return ok(task, "queued", [dispatchNext(task, true)], { budgetUsd: event.budgetUsd ?? null });
     case "command.answered":
       if (status !== "received" || !isControl(task)) return refuse(task, event.type, "illegal");
       return ok(task, "success", []);

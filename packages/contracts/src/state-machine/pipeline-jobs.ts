@@ -56,8 +56,12 @@ export function publishJob(task: TaskSnapshot): TaskEffect {
   return enqueue(jobRequest(QUEUE.intake, { v: 1, kind: "publish", taskId: task.id }, followUpJobId(task.id, "publish", task.version + 1)));
 }
 
-/** After a command leaves the pipeline, the next queued command of the same issue/PR may start (G4). */
-export function dispatchNext(task: TaskSnapshot): TaskEffect {
+/**
+ * After a command leaves the pipeline (or its line), the next queued command of the same issue/PR
+ * may start (G4); `joins`: the task itself joins the line, so only it and those behind it move.
+ */
+export function dispatchNext(task: TaskSnapshot, joins = false): TaskEffect {
   const targetKey = task.command?.targetKey ?? "";
-  return enqueue(jobRequest(QUEUE.intake, { v: 1, kind: "dispatch-next", targetKey }, followUpJobId(task.id, "dispatch", task.version + 1)));
+  const data = { v: 1 as const, kind: "dispatch-next" as const, targetKey, ...(joins ? { joined: task.id } : {}) };
+  return enqueue(jobRequest(QUEUE.intake, data, followUpJobId(task.id, "dispatch", task.version + 1)));
 }

@@ -113,7 +113,7 @@ export function pipelineTransition(task: TaskSnapshot, event: PipelineEvent): Tr
       // A command goes back into its issue/PR's line and resumes in the round it stopped in when its turn comes.
       if (holdsLine(task)) {
         if (status !== "timeout") return refuse(task, event.type, "not-continuable");
-        return ok(task, { status: "queued" }, [dispatchNext(task)]);
+        return ok(task, { status: "queued" }, [dispatchNext(task, true)]);
       }
       if (status !== "failed" && status !== "timeout") return refuse(task, event.type, "not-continuable");
       return ok(task, { status: "approved" }, [

@@ -5,9 +5,6 @@ import type { DbClient } from "../database.ts";
 import { rememberTaskRow } from "../transitions/sql-transition.ts";
 import { idsInStatus, listTasksByStatus } from "./task-list-sql.ts";
 
-/** A command's place in its issue/PR's line (see listTargetLine). */
-export type LinePlace = Pick<Task, "id" | "status" | "commandKind" | "version">;
-
 export interface NewTelegramTask {
   chatId: number | bigint;
   userId?: number | bigint | null;
@@ -145,18 +142,6 @@ export class TaskRepository {
   /** The newest command of an issue/PR older than `beforeId` in `status`, e.g. the timed-out one a continue resumes. */
   findNewestInTarget(targetKey: string, status: TaskStatus, beforeId: number): Promise<Task | null> {
     return this.db.task.findFirst({ where: { targetKey, status, id: { lt: beforeId } }, orderBy: { id: "desc" } });
-  }
-
-  /**
-   * The same line, only what deciding who starts and who moved needs: dispatching reads it for
-   * every command that arrives, and whole rows of a long line cost Prisma far more to build.
-   */
-  listTargetLine(targetKey: string): Promise<LinePlace[]> {
-    return this.db.task.findMany({
-      where: { targetKey, status: { in: QUEUED_OR_RUNNING } },
-      orderBy: { id: "asc" },
-      select: { id: true, status: true, commandKind: true, version: true },
-    });
   }
 
   /** E.g. every Gitea command still `running` at start-up (G6). */

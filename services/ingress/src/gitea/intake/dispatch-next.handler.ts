@@ -1,9 +1,9 @@
 import { IllegalTransitionError } from "@ratatoskr/contracts";
-import type { LinePlace, Task } from "@ratatoskr/db";
+import type { Task } from "@ratatoskr/db";
 import type { IntakeDeps } from "./intake-deps.ts";
-import { isWorkCommand } from "./intake-deps.ts";
 import { agentPullRefusal, blockingAgentPull } from "./prepare-work.ts";
 import type { ShownPositions } from "./shown-positions.ts";
+import { startableHead, waitingPlaces } from "./target-line.ts";
 
 /** One lock for every dispatch decision, per schema: replicas and services never start two at once. */
 const LOCK = "SELECT pg_advisory_lock(hashtext(current_schema() || ':gitea-dispatch'))";
@@ -17,15 +17,16 @@ GROUP BY target_key ORDER BY min(id) LIMIT 200`;
  * Starts what may start (G4): in each issue/PR only the oldest work command, only when nothing
  * runs there and the command ahead of it is no longer waiting for authorization; over all
  * targets at most `maxRunning`. The asked-for target goes first, then the others in the order
- * their oldest command arrived, so a freed slot is never left idle.
+ * their oldest command arrived, so a freed slot is never left idle. `joined`: the command whose
+ * joining the line asked for this; when nothing starts there, only it and those behind it moved.
  */
-export async function dispatchNext(deps: IntakeDeps, targetKey: string, shown: ShownPositions): Promise<number[]> {
+export async function dispatchNext(deps: IntakeDeps, targetKey: string, shown: ShownPositions, joined?: number): Promise<number[]> {
   const client = await deps.db.pool.connect();
   let broken = false;
   try {
     await client.query(LOCK);
     try {
-      return await startWhatMay(deps, targetKey, shown);
+      return await startWhatMay(deps, targetKey, shown, joined);
     } finally {
       await client.query(UNLOCK).catch(() => {
         broken = true;
@@ -36,34 +37,32 @@ export async function dispatchNext(deps: IntakeDeps, targetKey: string, shown: S
   }
 }
 
-async function startWhatMay(deps: IntakeDeps, first: string, shown: ShownPositions): Promise<number[]> {
+async function startWhatMay(deps: IntakeDeps, first: string, shown: ShownPositions, joined: number | undefined): Promise<number[]> {
   const running = await deps.db.prisma.task.count({ where: { source: "gitea", status: "running" } });
-  const others = (await deps.db.pool.query<{ target_key: string }>(WAITING_TARGETS)).rows.map(
-    (r) => r.target_key,
-  );
-  const targets = [first, ...others.filter((key) => key !== first)];
-  const started: number[] = [];
-  // Lines as read here, for the position updates after: read again only where a head was tried.
-  const lines = new Map<string, LinePlace[]>();
-  const moved = new Set([first]);
   let slots = deps.maxRunning - running;
-  for (const key of targets) {
-    if (slots <= 0) break;
-    const line = (await deps.repos.tasks.listTargetLine(key)).filter((t) => isWorkCommand(t.commandKind));
-    lines.set(key, line);
-    const place = line[0];
-    // A command paused by its budget still holds its line: the next one waits for continue or stop.
-    if (!place || line.some((t) => t.status === "running" || t.status === "paused") || place.status !== "queued") continue;
-    // Started or refused when its turn came: either way the line changed.
-    lines.delete(key);
-    const head = await deps.repos.tasks.findById(place.id);
+  const started: number[] = [];
+  const moved = new Set<string>();
+  const tryTarget = async (key: string) => {
+    const headId = await startableHead(deps.db.pool, key);
+    if (headId === undefined) return;
+    // Started or refused when its turn came: either way the line moved.
+    moved.add(key);
+    const head = await deps.repos.tasks.findById(headId);
     if (head && (await start(deps, head))) {
       started.push(head.id);
-      moved.add(key);
       slots--;
     }
+  };
+  if (slots > 0) await tryTarget(first);
+  if (slots > 0) {
+    const others = (await deps.db.pool.query<{ target_key: string }>(WAITING_TARGETS)).rows.map((r) => r.target_key);
+    for (const key of others) {
+      if (slots <= 0) break;
+      if (key !== first) await tryTarget(key);
+    }
   }
-  await refreshPositions(deps, [...moved], shown, lines);
+  await refreshPositions(deps, shown, first, moved.has(first) ? undefined : joined);
+  for (const key of moved) if (key !== first) await refreshPositions(deps, shown, key, undefined);
   return started;
 }
 
@@ -94,32 +93,17 @@ async function refusalAtStart(deps: IntakeDeps, task: Task): Promise<string | un
   return blocking ? agentPullRefusal(blocking) : undefined;
 }
 
-/** Waiting commands moved up, or joined the line: their status comments show the new position. */
-async function refreshPositions(
-  deps: IntakeDeps,
-  targetKeys: string[],
-  shown: ShownPositions,
-  lines: ReadonlyMap<string, LinePlace[]>,
-): Promise<void> {
-  for (const key of targetKeys) {
-    const line = lines.get(key) ?? (await deps.repos.tasks.listTargetLine(key));
-    const waiting = line.filter((t) => isWorkCommand(t.commandKind) && t.status === "queued");
-    const updates = waiting.map((t, index) => ({
-      taskId: t.id,
-      jobId: `${t.id}-position-${index + 1}-${t.version}`,
-    }));
-    const unsent = new Set(shown.unsent(key, updates.map((u) => u.jobId)));
-    await Promise.all(
-      updates
-        .filter((u) => unsent.has(u.jobId))
-        .map((u) =>
-          deps.queues.enqueue({
-            queue: "notify",
-            data: { v: 1, kind: "gitea-status", taskId: u.taskId },
-            jobId: u.jobId,
-          }),
-        ),
-    );
-    shown.remember(key, updates.map((u) => u.jobId));
-  }
+/**
+ * Waiting commands moved up, or joined the line: their status comments show the new position.
+ * `joined` alone joined (nothing left or started): only it and those behind it are read.
+ */
+async function refreshPositions(deps: IntakeDeps, shown: ShownPositions, key: string, joined: number | undefined): Promise<void> {
+  const places = await waitingPlaces(deps.db.pool, key, joined);
+  const notices = places.map((p) => ({ taskId: p.id, jobId: `${p.id}-position-${p.pos}-${p.version}` }));
+  await Promise.all(
+    shown.unsent(key, notices).map((n) =>
+      deps.queues.enqueue({ queue: "notify", data: { v: 1, kind: "gitea-status", taskId: n.taskId }, jobId: n.jobId }),
+    ),
+  );
+  shown.remember(key, notices, joined === undefined);
 }

@@ -13,7 +13,7 @@ export function createIntakeHandler(deps: IntakeDeps): JobHandler<"intake"> {
       case "route-command":
         return routeCommand(deps, data.taskId);
       case "dispatch-next":
-        return { started: await dispatchNext(deps, data.targetKey, shown) };
+        return { started: await dispatchNext(deps, data.targetKey, shown, data.joined) };
       case "publish":
         try {
           return await publishCommand(deps, data.taskId);

@@ -1,28 +1,34 @@
+/** A position update for one waiting command, as its notify job id: task, position, version. */
+export interface PositionNotice {
+  taskId: number;
+  jobId: string;
+}
+
 /**
- * Per issue/PR, the position updates already sent for its waiting commands (as notify job ids:
- * task, position, version). A dispatch that moved nobody (a command joined the end of the line)
- * then sends the newcomer's alone instead of one per waiting command: with a long line on one
- * issue that was a Redis call per waiting command for every command that arrived.
- * In-process memory: after a restart, or on another replica, each is sent once more, which the
- * notify job ids make harmless.
+ * Per issue/PR, the position update last sent for each waiting command, so that a command joining
+ * the line sends its own update alone instead of one per waiting command. In-process memory:
+ * after a restart, or on another replica, an update is sent once more, which the notify job ids
+ * make harmless.
  */
 export interface ShownPositions {
-  /** Those of `jobIds` not sent yet for `targetKey`. */
-  unsent(targetKey: string, jobIds: readonly string[]): string[];
-  /** `jobIds` are now what `targetKey`'s line shows (those who left the line are forgotten). */
-  remember(targetKey: string, jobIds: readonly string[]): void;
+  /** Those of `notices` not sent yet. */
+  unsent(targetKey: string, notices: readonly PositionNotice[]): PositionNotice[];
+  /** `notices` were sent; `whole`: they are the line's every waiting command (the others left it). */
+  remember(targetKey: string, notices: readonly PositionNotice[], whole: boolean): void;
 }
 
 export function createShownPositions(): ShownPositions {
-  const byTarget = new Map<string, Set<string>>();
+  const byTarget = new Map<string, Map<number, string>>();
   return {
-    unsent(targetKey, jobIds) {
+    unsent(targetKey, notices) {
       const shown = byTarget.get(targetKey);
-      return shown ? jobIds.filter((id) => !shown.has(id)) : [...jobIds];
+      return shown ? notices.filter((n) => shown.get(n.taskId) !== n.jobId) : [...notices];
     },
-    remember(targetKey, jobIds) {
-      if (jobIds.length === 0) byTarget.delete(targetKey);
-      else byTarget.set(targetKey, new Set(jobIds));
+    remember(targetKey, notices, whole) {
+      const shown = whole ? new Map<number, string>() : (byTarget.get(targetKey) ?? new Map<number, string>());
+      for (const n of notices) shown.set(n.taskId, n.jobId);
+      if (shown.size === 0) byTarget.delete(targetKey);
+      else byTarget.set(targetKey, shown);
     },
   };
 }
