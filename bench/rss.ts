@@ -246,7 +246,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
       ours: idle(measured.ours),
       floor: idle(measured.floor),
       unit: "MB",
-      maxRatio: 1.5,
+      maxRatio: 1.4,
       note: `${how}; medians of ${rounds} alternated rounds (ours ${mb(measured.ours)} MB; floor ${mb(measured.floor)} MB)`,
     }),
     ratioRow(options, {
