@@ -9,6 +9,7 @@ import { WORK_COMMANDS } from "@ratatoskr/gitea";
  */
 
 const IN_LINE = GITEA_STATUSES.filter((status) => !isFinal(status));
+/** A command paused by its budget still holds its line: the next one waits for continue or stop. */
 const HOLDING = ["running", "paused"];
 
 const HEAD = `
