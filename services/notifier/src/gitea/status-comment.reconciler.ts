@@ -24,7 +24,8 @@ const UNLOCK = "SELECT pg_advisory_unlock(hashtext(current_schema() || ':gitea-s
 
 async function factsOf(deps: StatusCommentDeps, task: Task): Promise<StatusFacts> {
   const { prisma } = deps.db;
-  const [started, latest, sums, line] = await Promise.all([
+  const waits = task.status === "queued" && task.targetKey !== null && WORK.has(task.commandKind ?? "");
+  const [started, latest, sums, ahead] = await Promise.all([
     // The command's start is the transition into running; every stage after it is running → running.
     prisma.taskEvent.findFirst({
       where: { taskId: task.id, toStatus: "running", fromStatus: { not: "running" } },
@@ -35,18 +36,19 @@ async function factsOf(deps: StatusCommentDeps, task: Task): Promise<StatusFacts
       where: { taskId: task.id },
       _sum: { tokensInput: true, tokensOutput: true, tokensReasoning: true, cost: true },
     }),
-    task.status === "queued" && task.targetKey
-      ? deps.repos.tasks.listTargetQueue(task.targetKey)
-      : Promise.resolve([]),
+    // Its place among the work commands waiting in its issue/PR's line (the running or budget-paused
+    // one holds the head), counted in Postgres: a long line is not read row by row for each comment.
+    waits
+      ? prisma.task.count({
+          where: { targetKey: task.targetKey, id: { lt: task.id }, status: { in: ["received", "queued"] }, commandKind: { in: [...WORK] } },
+        })
+      : Promise.resolve(undefined),
   ]);
-  // The place among the waiting work commands; the running (or budget-paused) one holds the head.
-  const waiting = line.filter((t) => t.status !== "running" && t.status !== "paused" && WORK.has(t.commandKind ?? ""));
-  const index = waiting.findIndex((t) => t.id === task.id);
   const s = sums._sum;
   // A run in progress: its newest tool, and what it spent so far (its trace holds that once it ends).
   const live = task.status === "running" ? await readLiveRun(deps.queues, latest) : undefined;
   return {
-    ...(index >= 0 ? { position: index + 1 } : {}),
+    ...(ahead !== undefined ? { position: ahead + 1 } : {}),
     ...(started ? { startedAt: started.createdAt } : {}),
     // The round of the agent's own run: between a rejecting review and the next dev run the task is a round ahead.
     ...(latest ? { stage: latest.agent, stageRound: latest.round ?? task.round } : {}),
