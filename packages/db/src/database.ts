@@ -1,4 +1,5 @@
-import pg from "pg";
+import type pg from "pg";
+import { pgDriver } from "./sql/pg-driver.ts";
 import type { Prisma, PrismaClient } from "../generated/client.ts";
 import { lazyClient } from "./lazy-client.ts";
 import { assertSchemaName } from "./migrations/schema-name.ts";
@@ -48,7 +49,7 @@ export interface Database {
  */
 export function createDatabase({ connectionString, schema = "public", onIdleError }: DatabaseOptions): Database {
   assertSchemaName(schema);
-  const pool = new pg.Pool({ connectionString, options: `-c search_path=${schema}` });
+  const pool = new pgDriver.Pool({ connectionString, options: `-c search_path=${schema}` });
   // Heard from the start: Prisma adds its own listener only once it connects, and a process whose
   // idle sweeps use this pool directly may never let it. An unheard `error` would crash the process.
   pool.on("error", (error) => onIdleError?.(error));

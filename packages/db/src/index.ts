@@ -29,4 +29,5 @@ export {
   type AwaitedFollowUp,
 } from "./follow-ups/follow-up-sql.ts";
 export { createGroupCommit, type GroupCommitOptions } from "./sql/group-commit.ts";
+export { pgDriver } from "./sql/pg-driver.ts";
 export { isConflictSqlError, isPoisonSqlError } from "./sql/poison-sql.ts";

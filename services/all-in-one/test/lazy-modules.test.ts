@@ -23,6 +23,15 @@ const PRISMA_CLIENT = ["@prisma/client", "@prisma/adapter-pg"];
 /** undici's fetch (loaded by its index, never by its Agent or request API alone). */
 const UNDICI_FETCH = "undici/lib/web/fetch";
 
+/**
+ * Node's own fetch (its bundled undici, web streams): pg builds a `Response` at import to learn
+ * whether it runs on Cloudflare unless it is loaded through @ratatoskr/db's pgDriver (~5 MB RSS).
+ */
+const NODE_FETCH = "node:internal/deps/undici/undici";
+
+/** ICU's number, plural and grapheme data (~5 MB of node's binary made resident): the notifier's formatters. */
+const INTL_FORMATTERS = ["Intl.NumberFormat", "Intl.PluralRules", "Intl.Segmenter"];
+
 let database: TestDatabase;
 let redis: TestRedis;
 
@@ -72,11 +81,11 @@ describe("all-in-one loads a feature's heavy modules only when the feature is us
     });
   }, 120_000);
 
-  it("loads Bull Board on the first authenticated request to it, not at start", async () => {
+  it("loads Bull Board and its login guard's rate limiter on the first authenticated request to it, not at start", async () => {
     const env = { BULL_BOARD_PASSWORD: "board-secret", PROBE_FETCH: "/admin/queues/api/queues" };
-    expect(await probe(env, ["@bull-board"])).toEqual({
-      started: { "@bull-board": false },
-      fetched: { status: 200, loaded: { "@bull-board": true } },
+    expect(await probe(env, ["@bull-board", "rate-limiter-flexible"])).toEqual({
+      started: { "@bull-board": false, "rate-limiter-flexible": false },
+      fetched: { status: 200, loaded: { "@bull-board": true, "rate-limiter-flexible": true } },
     });
   }, 120_000);
 
@@ -108,6 +117,16 @@ describe("all-in-one loads a feature's heavy modules only when the feature is us
       started: unloaded,
       idled: unloaded,
       fetched: { status: expect.any(Number), loaded: unloaded },
+    });
+  }, 120_000);
+
+  it("idles without node's fetch or the notifier's Intl formatters (pg's Cloudflare probe, formatters made at load)", async () => {
+    // The probe's own GET uses node's fetch, so only start-up and the idle second are asked about it.
+    const unused = [NODE_FETCH, ...INTL_FORMATTERS];
+    const unloaded = Object.fromEntries(unused.map((name) => [name, false]));
+    expect(await probe({ BULL_BOARD_DISABLED: "true", PROBE_IDLE_MS: "1000" }, unused)).toEqual({
+      started: unloaded,
+      idled: unloaded,
     });
   }, 120_000);
 });

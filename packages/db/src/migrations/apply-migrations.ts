@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
+import { pgDriver } from "../sql/pg-driver.ts";
 import { MIGRATIONS_DIR } from "../paths.ts";
 import {
   MigrationChecksumError,
@@ -45,7 +46,7 @@ interface AppliedRow {
 export async function applyMigrations(options: ApplyMigrationsOptions): Promise<string[]> {
   const schema = quoteIdentifier(options.schema ?? "public");
   const migrations = await readMigrationFiles(options.migrationsDir ?? MIGRATIONS_DIR);
-  const client = new pg.Client({ connectionString: options.connectionString });
+  const client = new pgDriver.Client({ connectionString: options.connectionString });
   await client.connect();
   try {
     await client.query("SELECT pg_advisory_lock($1)", [MIGRATE_LOCK_KEY]);

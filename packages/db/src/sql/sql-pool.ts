@@ -1,4 +1,5 @@
-import pg from "pg";
+import type pg from "pg";
+import { pgDriver } from "./pg-driver.ts";
 import type { PrismaClient } from "../../generated/client.ts";
 
 /**
@@ -36,7 +37,7 @@ export const prismaLikeTypes = {
       if (oid === TIMESTAMP_OID) return (value: string) => new Date(`${value.replace(" ", "T")}Z`);
       if (oid === INT8_OID) return (value: string) => BigInt(value);
     }
-    return pg.types.getTypeParser(oid, format);
+    return pgDriver.types.getTypeParser(oid, format);
   },
 } as pg.CustomTypesConfig;
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import pg from "pg";
+import { pgDriver } from "../sql/pg-driver.ts";
 import { PRISMA_MIGRATIONS_TABLE } from "../migrations/apply-migrations.ts";
 import { readMigrationFiles, type MigrationFile } from "../migrations/migration-files.ts";
 import { quoteIdentifier } from "../migrations/schema-name.ts";
@@ -44,7 +44,7 @@ export class SchemaTemplate {
 
   /** Makes `schema` on the server at `connectionString`. */
   async copyInto(connectionString: string, schema: string): Promise<void> {
-    const client = new pg.Client({ connectionString });
+    const client = new pgDriver.Client({ connectionString });
     await client.connect();
     try {
       await client.query(this.script(schema));

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createDatabase, type Database } from "../database.ts";
 import { SchemaTemplate } from "./schema-template.ts";
-import pg from "pg";
+import { pgDriver } from "../sql/pg-driver.ts";
 import { inject } from "vitest";
 
 export interface TestDatabase {
@@ -46,7 +46,7 @@ export async function createTestDatabase(
 }
 
 export async function dropSchema(connectionString: string, schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString });
+  const client = new pgDriver.Client({ connectionString });
   await client.connect();
   try {
     await client.query(`DROP SCHEMA IF EXISTS "${schema.replace(/"/g, '""')}" CASCADE`);

@@ -1,4 +1,4 @@
-import pg from "pg";
+import { pgDriver } from "@ratatoskr/db";
 import { dropDemoData } from "./demo-teardown.ts";
 
 const DEMO_SCHEMA = /^ratatoskr_demo_([0-9a-f]+)$/;
@@ -11,7 +11,7 @@ const DEMO_SCHEMA = /^ratatoskr_demo_([0-9a-f]+)$/;
  * never touched.
  */
 export async function holdRunLock(databaseUrl: string, schema: string): Promise<{ release(): Promise<void> }> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+  const client = new pgDriver.Client({ connectionString: databaseUrl });
   await client.connect();
   client.on("error", () => undefined); // a connection cut at stop is not the demo's concern
   await client.query("SELECT pg_advisory_lock(hashtext($1))", [schema]);
@@ -20,7 +20,7 @@ export async function holdRunLock(databaseUrl: string, schema: string): Promise<
 
 /** Drops the schema and queues of every demo run that no longer holds its lock; returns their schemas. */
 export async function sweepAbandonedDemos(databaseUrl: string, redisUrl: string): Promise<string[]> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+  const client = new pgDriver.Client({ connectionString: databaseUrl });
   await client.connect();
   const swept: string[] = [];
   try {

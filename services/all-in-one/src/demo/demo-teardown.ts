@@ -1,7 +1,7 @@
 import { createServer } from "node:net";
 import { StartupError } from "@ratatoskr/runtime";
 import { Redis } from "ioredis";
-import pg from "pg";
+import { pgDriver } from "@ratatoskr/db";
 
 /** The demo was asked to stop (Ctrl-C, SIGTERM, SIGHUP) before or while it played. */
 export class DemoStopped extends Error {
@@ -49,7 +49,7 @@ export async function dropDemoData(
   schema: string,
   prefix: string,
 ): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+  const client = new pgDriver.Client({ connectionString: databaseUrl });
   await client.connect();
   await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).finally(() => client.end());
   const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });

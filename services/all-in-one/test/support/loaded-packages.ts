@@ -1,8 +1,8 @@
 /**
  * Child process for lazy-loading tests: starts the all-in-one host (env from the parent) and
  * prints one JSON line telling, for each module path named in argv (a package such as
- * `@bull-board`, or a path prefix inside one), whether a CommonJS or ES module under it was
- * loaded once started; with PROBE_IDLE_MS=<ms>, what was loaded after idling that long (the
+ * `@bull-board`, or a path prefix inside one; `node:<internal module>` for one of node's own; or
+ * `Intl.<formatter>`), whether a module under it was loaded (a formatter constructed) once started; with PROBE_IDLE_MS=<ms>, what was loaded after idling that long (the
  * idle time is what is tested: every periodic task runs in it); with PROBE_FETCH=<path>, the
  * status of a GET of that path (Bull Board's credentials) and what was loaded after it. Then it
  * shuts down.
@@ -10,6 +10,8 @@
 import { createRequire, register } from "node:module";
 import { setTimeout as sleep } from "node:timers/promises";
 import { MessageChannel } from "node:worker_threads";
+// First, so the spy is in place before any service module is evaluated.
+import { constructedIntl } from "./intl-spy.ts";
 import { startHost } from "@ratatoskr/service-host";
 import { ALL_SERVICES } from "../../src/services.ts";
 
@@ -21,9 +23,14 @@ register("./esm-loads-hooks.mjs", import.meta.url, { data: { port: port2 }, tran
 
 const cache = createRequire(import.meta.url).cache;
 const modules = process.argv.slice(2);
+const isLoaded = (name: string, paths: string[]) => {
+  if (name.startsWith("node:")) return (process as unknown as { moduleLoadList: string[] }).moduleLoadList.includes(`NativeModule ${name.slice("node:".length)}`);
+  if (name.startsWith("Intl.")) return constructedIntl.has(name);
+  return paths.some((path) => path.includes(`/node_modules/${name}`));
+};
 const loaded = () => {
   const paths = [...Object.keys(cache), ...esModules];
-  return Object.fromEntries(modules.map((name) => [name, paths.some((path) => path.includes(`/node_modules/${name}`))]));
+  return Object.fromEntries(modules.map((name) => [name, isLoaded(name, paths)]));
 };
 
 const host = await startHost({ name: "all-in-one", services: ALL_SERVICES, handleSignals: false });

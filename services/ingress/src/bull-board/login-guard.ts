@@ -1,5 +1,5 @@
 import type { Logger, Redis, ServiceMetrics } from "@ratatoskr/runtime";
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import type { RateLimiterAbstract, RateLimiterRes } from "rate-limiter-flexible";
 
 /** Wrong logins a client may make before it is locked out. */
 export const MAX_FAILED_LOGINS = 10;
@@ -43,16 +43,22 @@ export interface LoginGuard {
 /**
  * Lockout after repeated failed logins, per client (rate-limiter-flexible: a failure consumes a
  * point; out of points, the key is blocked for the window). Redis holds the counts when given;
- * while Redis is away an in-process limiter stands in, so an outage never opens the door.
+ * while Redis is away an in-process limiter stands in, so an outage never opens the door. The
+ * library is loaded at the first login, not at start-up: an idle process never needs it.
  */
 export function createLoginGuard(opts: LoginGuardOptions): LoginGuard {
   const points = opts.maxFailures ?? MAX_FAILED_LOGINS;
   const duration = opts.windowSeconds ?? FAILED_LOGIN_WINDOW_S;
   const limits = { points, duration, blockDuration: duration, keyPrefix: opts.keyPrefix };
-  const memory = new RateLimiterMemory(limits);
-  const limiter: RateLimiterAbstract = opts.redis
-    ? new RateLimiterRedis({ ...limits, storeClient: opts.redis, insuranceLimiter: memory })
-    : memory;
+  let loading: Promise<{ limiter: RateLimiterAbstract; isRes: (value: unknown) => value is RateLimiterRes }> | undefined;
+  const load = () =>
+    (loading ??= import("rate-limiter-flexible").then(({ RateLimiterMemory, RateLimiterRedis, RateLimiterRes }) => {
+      const memory = new RateLimiterMemory(limits);
+      const limiter = opts.redis
+        ? new RateLimiterRedis({ ...limits, storeClient: opts.redis, insuranceLimiter: memory })
+        : memory;
+      return { limiter, isRes: (value: unknown): value is RateLimiterRes => value instanceof RateLimiterRes };
+    }));
 
   /** Locked out: every point of the window spent and one more asked for (the key is then blocked). */
   const lockedFor = (res: RateLimiterRes | null) =>
@@ -60,14 +66,16 @@ export function createLoginGuard(opts: LoginGuardOptions): LoginGuard {
 
   return {
     async check(client) {
+      const { limiter } = await load();
       const seconds = lockedFor(await limiter.get(client));
       if (seconds === 0) return;
       opts.failures.inc({ realm: opts.realm, reason: "locked-out" });
       throw new LockedOutError(seconds);
     },
     async failed(client, reason) {
+      const { limiter, isRes } = await load();
       const res = await limiter.consume(client).catch((rejected: unknown) => {
-        if (rejected instanceof RateLimiterRes) return rejected;
+        if (isRes(rejected)) return rejected;
         throw rejected;
       });
       const seconds = lockedFor(res);
@@ -79,6 +87,7 @@ export function createLoginGuard(opts: LoginGuardOptions): LoginGuard {
       if (seconds > 0) throw new LockedOutError(seconds);
     },
     async succeeded(client) {
+      const { limiter } = await load();
       await limiter.delete(client);
     },
   };

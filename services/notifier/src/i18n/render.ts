@@ -7,7 +7,18 @@ import { RU } from "./messages.ru.ts";
 import type { Locale, TemplateId, TemplateParams } from "./template-params.ts";
 
 const CATALOGS: Readonly<Record<Locale, Catalog>> = { ru: RU, en: EN };
-const FORMATS: Readonly<Record<Locale, LocaleFormat>> = { ru: localeFormat("ru"), en: localeFormat("en") };
+// Built on first use: Intl.NumberFormat reads ICU's number data out of node's binary, about 5 MB
+// of resident pages that an idle process does not need (bench/rss.ts).
+const FORMATS = new Map<Locale, LocaleFormat>();
+
+function formatFor(locale: Locale): LocaleFormat {
+  let format = FORMATS.get(locale);
+  if (!format) {
+    format = localeFormat(locale);
+    FORMATS.set(locale, format);
+  }
+  return format;
+}
 
 /** Escapes every string inside the params, however deep, so no template can forget one. */
 function escapeDeep<T>(value: T): T {
@@ -29,10 +40,10 @@ export function render<K extends TemplateId>(
   params: TemplateParams[K],
 ): string {
   const template = CATALOGS[locale][templateId] as Template<K>;
-  return template(escapeDeep(params), FORMATS[locale]);
+  return template(escapeDeep(params), formatFor(locale));
 }
 
 /** Button labels are plain text (no parse mode): rendered without markup to escape. */
 export function buttonLabel(locale: Locale, button: CallbackAction): string {
-  return CATALOGS[locale][`button.${button}`]({}, FORMATS[locale]);
+  return CATALOGS[locale][`button.${button}`]({}, formatFor(locale));
 }

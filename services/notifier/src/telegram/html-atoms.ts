@@ -9,7 +9,8 @@ export type HtmlAtom =
   | { kind: "text"; raw: string };
 
 const ENTITY = /^&(?:#[0-9]{1,8};?|#x[0-9a-fA-F]{1,7};?|(?:lt|gt|amp|quot);?)/;
-const graphemes = new Intl.Segmenter("en", { granularity: "grapheme" });
+// Made on first split: the segmenter loads ICU's break rules, resident pages an idle process skips.
+let graphemes: Intl.Segmenter | undefined;
 
 /** Index just past the `>` closing the tag that starts at `from`; quoted attribute values may hold `>`. */
 function tagEnd(html: string, from: number): number {
@@ -28,6 +29,7 @@ function tagEnd(html: string, from: number): number {
 }
 
 function pushText(atoms: HtmlAtom[], text: string): void {
+  graphemes ??= new Intl.Segmenter("en", { granularity: "grapheme" });
   for (const { segment } of graphemes.segment(text)) atoms.push({ kind: "text", raw: segment });
 }
 
