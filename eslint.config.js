@@ -14,6 +14,18 @@ export default tseslint.config(
     },
   },
   {
+    // pg's values come through pgDriver, which keeps pg's import-time Cloudflare probe from loading
+    // Node's fetch stack into every service (packages/db/src/sql/pg-driver.ts).
+    files: ["packages/*/src/**/*.ts", "services/*/src/**/*.ts"],
+    ignores: ["packages/db/src/sql/pg-driver.ts"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        { paths: [{ name: "pg", message: "Import pgDriver from @ratatoskr/db (or ../sql/pg-driver.ts) instead.", allowTypeImports: true }] },
+      ],
+    },
+  },
+  {
     files: ["scripts/**/*.mjs", "deploy/**/*.mjs"],
     languageOptions: {
       globals: { process: "readonly", console: "readonly", URL: "readonly", fetch: "readonly", AbortSignal: "readonly", AbortController: "readonly", Buffer: "readonly", setTimeout: "readonly", clearTimeout: "readonly" },
