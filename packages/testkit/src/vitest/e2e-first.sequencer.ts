@@ -2,20 +2,28 @@ import { relative } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
- * With no durations from an earlier run (a fresh clone, as in CI) vitest starts the largest files
- * first; the slow ones are the end-to-end files (`*.e2e.test.ts`: processes, opencode, minutes),
- * whatever their size, so this starts them first and lets the quick files fill the gaps at the
- * end, instead of one long file running alone after everything else. Once vitest has durations
- * (its results cache), its own order stands: failed first, then slowest first.
+ * Longest first, so that no long file starts last and runs alone after everything else. A file's
+ * length is its duration in vitest's results cache; a file with none (a fresh clone, as in CI, or
+ * a file added since) counts as longest when it is an end-to-end file (`*.e2e.test.ts`: processes,
+ * opencode, minutes), whatever its size, and as shortest otherwise. Files that failed last time
+ * still go first. vitest's own order falls back to file size for every file as soon as one is
+ * unknown, which puts the small, long chaos files at the end.
  */
 export default class E2eFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const sorted = await super.sort(files);
     const root = this.ctx.config.root;
-    const timed = (spec: TestSpecification) =>
-      this.ctx.cache.getFileTestResults(`${spec.project.name}:${relative(root, spec.moduleId)}`) !== undefined;
-    if (sorted.some(timed)) return sorted;
-    const isE2e = (spec: TestSpecification) => spec.moduleId.endsWith(".e2e.test.ts");
-    return [...sorted.filter(isE2e), ...sorted.filter((spec) => !isE2e(spec))];
+    const rank = (spec: TestSpecification): [failed: number, length: number] => {
+      const cached = this.ctx.cache.getFileTestResults(`${spec.project.name}:${relative(root, spec.moduleId)}`);
+      if (cached) return [cached.failed ? 1 : 0, cached.duration];
+      return [0, spec.moduleId.endsWith(".e2e.test.ts") ? Number.POSITIVE_INFINITY : -1];
+    };
+    // vitest's order first (largest first among the unknown): the tie-break of the stable sort.
+    const ranked = (await super.sort(files)).map((spec) => ({ spec, rank: rank(spec) }));
+    ranked.sort((a, b) => b.rank[0] - a.rank[0] || compareDescending(a.rank[1], b.rank[1]));
+    return ranked.map(({ spec }) => spec);
   }
+}
+
+function compareDescending(a: number, b: number): number {
+  return a === b ? 0 : a > b ? -1 : 1;
 }
