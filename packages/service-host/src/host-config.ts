@@ -1,5 +1,7 @@
 import {
   baseConfigSchema,
+  DEFAULT_LOCK_DURATION_MS,
+  DEFAULT_STALLED_INTERVAL_MS,
   envDurationMs,
   envInt,
   type ConfigOf,
@@ -33,6 +35,22 @@ export const startupConfig = {
   },
 };
 
+export const jobLockConfig = {
+  jobs: {
+    lockMs: envInt("JOB_LOCK_MS", {
+      default: DEFAULT_LOCK_DURATION_MS,
+      min: 1_000,
+      description:
+        "A running job's lock, renewed every half of it: a killed process's job is taken up again once it expires",
+    }),
+    stalledCheckMs: envInt("JOB_STALLED_CHECK_MS", {
+      default: DEFAULT_STALLED_INTERVAL_MS,
+      min: 100,
+      description: "How often each process looks for jobs whose lock expired (their process died)",
+    }),
+  },
+};
+
 /** Base settings plus `<NAME>_CONCURRENCY` for each service this process runs. */
 export function hostConfigSchema(services: readonly AnyServiceDefinition[]) {
   const concurrency: Record<string, EnvVar<number>> = {};
@@ -43,7 +61,7 @@ export function hostConfigSchema(services: readonly AnyServiceDefinition[]) {
       description: `Parallel ${service.name} jobs per process; 0 takes no jobs here (e.g. an HTTP-only replica)`,
     });
   }
-  return { ...baseConfigSchema, ...reconcilerConfig, ...startupConfig, concurrency };
+  return { ...baseConfigSchema, ...reconcilerConfig, ...startupConfig, ...jobLockConfig, concurrency };
 }
 
 export type HostConfig = ConfigOf<ReturnType<typeof hostConfigSchema>>;

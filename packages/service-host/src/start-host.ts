@@ -204,6 +204,8 @@ async function assemble(
     prefix: config.queue.prefix,
     logger,
     metrics,
+    lockDurationMs: config.jobs.lockMs,
+    stalledIntervalMs: config.jobs.stalledCheckMs,
   });
   registerWorkers(shutdown, workers, config.shutdown.timeoutMs);
 

@@ -23,6 +23,7 @@ import {
   createTestRedis,
   agentOpencodeEnv,
   serviceTestEnv,
+  QUICK_JOB_LOCKS,
   type TestDatabase,
   type TestRedis,
 } from "@ratatoskr/testkit/vitest";
@@ -68,6 +69,7 @@ function analystProcess(): Promise<ServiceProcess> {
     ...agentOpencodeEnv(opencode, model),
     WORKSPACE_DIR: workspace,
     LOG_LEVEL: "info",
+    ...QUICK_JOB_LOCKS,
   });
   return startServiceProcess("analyst", { env, timeoutMs: 60_000 }).then((p) => (processes.push(p), p));
 }

@@ -4,6 +4,7 @@ import {
   createTestDatabase,
   createTestRedis,
   serviceTestEnv,
+  QUICK_JOB_LOCKS,
   type TestDatabase,
   type TestRedis,
 } from "@ratatoskr/testkit/vitest";
@@ -53,6 +54,7 @@ async function startNotifier(extraEnv: NodeJS.ProcessEnv = {}): Promise<ServiceP
     TELEGRAM_API_ROOT: fake.url,
     // The "started" line is how the harness knows the process is up.
     LOG_LEVEL: "info",
+    ...QUICK_JOB_LOCKS,
     ...extraEnv,
   });
   const started = await startServiceProcess("notifier", { env, timeoutMs: 60_000 });

@@ -42,7 +42,7 @@ export interface RunWorkerOptions<Q extends QueueName> {
   metrics: ServiceMetrics;
   /** How long a job stays locked without renewal before another worker may take it (default 15_000). */
   lockDurationMs?: number;
-  /** How often stalled jobs are looked for (default 10_000). */
+  /** How often stalled jobs are looked for (default 5_000). */
   stalledIntervalMs?: number;
   /** First wait of a job whose dependency is away (default 1_000); doubles up to 10×. */
   outageDelayMs?: number;
