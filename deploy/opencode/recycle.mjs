@@ -158,10 +158,10 @@ const isStream = (req) => req.url.split("?")[0].endsWith("/event") || (req.heade
 const directories = createDirectoryLoads({ ask: (url, timeoutMs) => request("GET", url, timeoutMs), log });
 
 /**
- * Relays one request. A new session's body is read first (`body`), so the session's id can be
- * paired with its directory from the answer.
+ * Relays one request. A new session's body is read first (`body`, naming its `directory`), so the
+ * session's id can be paired with that directory from the answer.
  */
-function relay(req, res, body) {
+function relay(req, res, body, directory) {
   directories.saw(req);
   const stream = isStream(req);
   if (!stream) inFlight++;
@@ -179,7 +179,6 @@ function relay(req, res, body) {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
       answer.on("end", done);
-      const directory = body && jsonField(body, (b) => b.location?.directory);
       if (directory && answer.statusCode === 200) {
         const chunks = [];
         answer.on("data", (chunk) => chunks.push(chunk));
@@ -211,13 +210,15 @@ async function relayWhenLoaded(req, res) {
   // Counted as in flight meanwhile: a restart must not begin under a request about to be relayed.
   inFlight++;
   let body;
+  let directory;
   try {
     body = newSession ? await readBody(req) : undefined;
-    await directories.ready(body ? jsonField(body, (b) => b.location?.directory) : directories.directoryOfSession(promptedSession(req)));
+    directory = body ? jsonField(body, (b) => b.location?.directory) : undefined;
+    await directories.ready(body ? directory : directories.directoryOfSession(promptedSession(req)));
   } finally {
     inFlight--;
   }
-  if (!req.socket.destroyed) relay(req, res, body);
+  if (!req.socket.destroyed) relay(req, res, body, directory);
 }
 
 function handle(req, res) {
