@@ -51,8 +51,9 @@ describe("Gitea deliveries across processes", () => {
     const again = await h.gitea.webhooks.redeliver(deliveries[0]!.uuid);
     expect(again.status).toBe(200);
     expect(new Set([deliveries[0]!.uuid, again.uuid, ...copies.map((d) => d.uuid)]).size).toBe(52);
+    // The accepted delivery's task is made just after its answer.
+    const task = await vi.waitFor(() => h.database.db.prisma.task.findFirstOrThrow({ where: { commentId: comment.id! } }), { timeout: 20_000, interval: 50 });
     expect(await commandsOf(comment.id!)).toBe(1);
-    const task = await h.database.db.prisma.task.findFirstOrThrow({ where: { commentId: comment.id! } });
     await h.waitForStatus(task.id, "success");
     await h.waitForStatusComment(issue, task.id, ["✅ done", "Nothing is running or waiting here."]);
     expect(h.statusComments(issue, task.id)).toHaveLength(1);

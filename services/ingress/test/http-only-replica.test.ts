@@ -17,11 +17,13 @@ afterAll(async () => {
 
 describe("a host whose services take no jobs", () => {
   it("accepts a command and leaves its intake job waiting, with no worker on the queue", async () => {
-    const { deliveries } = await h.gitea.comment(REPO, 1, "alice", "/agent plan from the replica");
+    const { comment, deliveries } = await h.gitea.comment(REPO, 1, "alice", "/agent plan from the replica");
     expect(deliveries.map((d) => d.status)).toEqual([202]);
 
     const intake = h.host.context.queues.queues.intake;
-    const task = await h.prisma.task.findFirstOrThrow({ where: { commandMessage: "from the replica" } });
+    // The answer only says the delivery is stored: its task is made just after.
+    const task = await h.taskOfComment(comment.id!);
+    expect(task.commandMessage).toBe("from the replica");
     const job = await vi.waitFor(async () => {
       const queued = await intake.getJob(`${task.id}-route-0`);
       if (!queued) throw new Error("intake job not queued yet");
