@@ -4,8 +4,7 @@ import {
   FakeGitea,
   FakeTelegram,
   reply,
-  startOpencodeServer,
-  startScriptedModel,
+  startTestOpencode,
   startServiceProcess,
   type OpencodeServer,
   type ScriptedModel,
@@ -48,16 +47,17 @@ let devQueue: Queue;
 const running = new Map<string, ServiceProcess>();
 
 beforeAll(async () => {
-  [database, telegram, gitea, model] = await Promise.all([
+  workspace = await mkdtemp(join(tmpdir(), "ratatoskr-e2e-"));
+  let agents;
+  [database, telegram, gitea, agents] = await Promise.all([
     createTestDatabase(),
     new FakeTelegram().start(),
     new FakeGitea().start(),
-    startScriptedModel(),
+    startTestOpencode({ agentsDir: AGENTS_DIR, claims: [workspace] }),
   ]);
+  ({ model, opencode } = agents);
   redis = createTestRedis();
   gitea.addRepo("acme/shop");
-  opencode = await startOpencodeServer({ provider: { baseUrl: model.url }, agentsDir: AGENTS_DIR });
-  workspace = await mkdtemp(join(tmpdir(), "ratatoskr-e2e-"));
   devQueue = new Queue(QUEUE.dev, { connection: { url: redis.url }, prefix: redis.prefix });
   const env = serviceProcessEnv(database, redis, {
     TELEGRAM_BOT_TOKEN: telegram.token,

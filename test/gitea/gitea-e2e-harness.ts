@@ -1,9 +1,8 @@
 import {
   FakeGitea,
   gitFixture,
-  startOpencodeServer,
-  startScriptedModel,
   startServiceProcess,
+  startTestOpencode,
   type OpencodeServer,
   type ScriptedModel,
   type ServiceProcess,
@@ -50,13 +49,14 @@ export class GiteaE2eHarness {
 
   async start(services: readonly GiteaService[], extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
     this.root = await mkdtemp(join(tmpdir(), "ratatoskr-gitea-e2e-"));
-    [this.database, this.gitea, this.model] = await Promise.all([
+    let agents;
+    [this.database, this.gitea, agents] = await Promise.all([
       createTestDatabase(),
       new FakeGitea({ token: "e2e-token", gitRoot: join(this.root, "git") }).start(),
-      startScriptedModel(),
+      startTestOpencode({ agentsDir: AGENTS_DIR, claims: [this.root] }),
     ]);
+    ({ model: this.model, opencode: this.opencode } = agents);
     this.redis = createTestRedis();
-    this.opencode = await startOpencodeServer({ provider: { baseUrl: this.model.url }, agentsDir: AGENTS_DIR });
     await this.gitea.createRepo(REPO, { "README.md": "# shop\n" });
     this.gitea.setPermission(REPO, "alice", "write");
     this.gitea.setPermission(REPO, "rita", "read");

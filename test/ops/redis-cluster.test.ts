@@ -10,8 +10,7 @@ import { startHost, type RunningHost } from "@ratatoskr/service-host";
 import {
   FakeGitea,
   FakeTelegram,
-  startOpencodeServer,
-  startScriptedModel,
+  startTestOpencode,
   type OpencodeServer,
   type ScriptedModel,
 } from "@ratatoskr/testkit";
@@ -81,15 +80,16 @@ describe.skipIf(NODES.length === 0)(
   `Redis Cluster${NODES.length === 0 ? ` — skipped: ${SKIP_REASON}` : ""}`,
   () => {
     beforeAll(async () => {
-      [database, telegram, gitea, model] = await Promise.all([
+      workspace = await mkdtemp(join(tmpdir(), "ratatoskr-cluster-"));
+      let agents;
+      [database, telegram, gitea, agents] = await Promise.all([
         createTestDatabase(),
         new FakeTelegram().start(),
         new FakeGitea().start(),
-        startScriptedModel(),
+        startTestOpencode({ agentsDir: AGENTS_DIR, claims: [workspace] }),
       ]);
+      ({ model, opencode } = agents);
       gitea.addRepo("acme/shop");
-      opencode = await startOpencodeServer({ provider: { baseUrl: model.url }, agentsDir: AGENTS_DIR });
-      workspace = await mkdtemp(join(tmpdir(), "ratatoskr-cluster-"));
       cluster = new Cluster(NODES.map((n) => ({ host: n.split(":")[0]!, port: Number(n.split(":")[1]) })));
       host = await startHost({
         name: "all-in-one",

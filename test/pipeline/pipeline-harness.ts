@@ -7,6 +7,7 @@ import {
   startOpencodeServer,
   startScriptedModel,
   startServiceProcess,
+  startTestOpencode,
   type OpencodeServer,
   type OpencodeServerOptions,
   type ProviderSpec,
@@ -57,29 +58,32 @@ export class PipelineHarness {
 
   /**
    * `infra`: the Postgres and Redis to use outside vitest (a bench); tests get theirs injected.
-   * `opencodeOptions.servers`: how many opencode servers (one password), default 1.
+   * `opencodeOptions.servers`: how many opencode servers (one password), default 1. One server
+   * with no other option is the vitest worker's shared one (startTestOpencode) unless `own`.
    */
   async start(
     services: readonly PipelineService[],
     extraEnv: NodeJS.ProcessEnv = {},
     infra?: { databaseUrl: string; redisUrl: string },
-    opencodeOptions: Omit<Partial<OpencodeServerOptions>, "provider"> & { provider?: Omit<ProviderSpec, "baseUrl">; servers?: number } = {},
+    opencodeOptions: Omit<Partial<OpencodeServerOptions>, "provider"> & { provider?: Omit<ProviderSpec, "baseUrl">; servers?: number; own?: boolean } = {},
   ): Promise<void> {
-    [this.database, this.telegram, this.model] = await Promise.all([
-      createTestDatabase(infra?.databaseUrl),
-      new FakeTelegram().start(),
-      startScriptedModel(),
-    ]);
-    this.redis = createTestRedis(infra?.redisUrl);
-    const { servers = 1, ...serverOptions } = opencodeOptions;
-    const password = serverOptions.password ?? randomBytes(12).toString("hex");
-    this.pool = await Promise.all(
-      Array.from({ length: servers }, () =>
-        startOpencodeServer({ agentsDir: AGENTS_DIR, ...serverOptions, password, provider: { ...serverOptions.provider, baseUrl: this.model.url } }),
-      ),
-    );
-    this.opencode = this.pool[0]!;
     this.root = await mkdtemp(join(tmpdir(), "ratatoskr-pipeline-"));
+    const { servers = 1, own = false, ...serverOptions } = opencodeOptions;
+    [this.database, this.telegram] = await Promise.all([createTestDatabase(infra?.databaseUrl), new FakeTelegram().start()]);
+    this.redis = createTestRedis(infra?.redisUrl);
+    if (servers === 1 && Object.keys(serverOptions).length === 0) {
+      ({ model: this.model, opencode: this.opencode } = await startTestOpencode({ agentsDir: AGENTS_DIR, claims: [this.root], own }));
+      this.pool = [this.opencode];
+    } else {
+      this.model = await startScriptedModel();
+      const password = serverOptions.password ?? randomBytes(12).toString("hex");
+      this.pool = await Promise.all(
+        Array.from({ length: servers }, () =>
+          startOpencodeServer({ agentsDir: AGENTS_DIR, ...serverOptions, password, provider: { ...serverOptions.provider, baseUrl: this.model.url } }),
+        ),
+      );
+      this.opencode = this.pool[0]!;
+    }
     this.remotes = join(this.root, "remotes");
     await mkdir(this.remotes, { recursive: true });
     this.env = serviceProcessEnv(this.database, this.redis, {

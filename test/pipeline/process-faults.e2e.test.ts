@@ -11,7 +11,8 @@ import { CHATS, DEV, PipelineHarness, REVIEWER, waitFor } from "./pipeline-harne
 const h = new PipelineHarness();
 
 beforeAll(async () => {
-  await h.start(["ingress", "dev", "reviewer", "notifier", "postmortem"]);
+  // Its own opencode: one test stops it.
+  await h.start(["ingress", "dev", "reviewer", "notifier", "postmortem"], {}, undefined, { own: true });
 }, 180_000);
 
 afterAll(async () => {

@@ -8,7 +8,7 @@ import { marker, startOpencodeFixture, warmSharedDir, type OpencodeFixture } fro
 
 let fx: OpencodeFixture;
 beforeAll(async () => {
-  fx = await startOpencodeFixture();
+  fx = await startOpencodeFixture({ own: true }); // its tests freeze the server
   await warmSharedDir(fx);
 }, 90_000);
 afterAll(async () => {

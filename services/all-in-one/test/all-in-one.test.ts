@@ -2,8 +2,7 @@ import { QUEUE_NAMES } from "@ratatoskr/contracts";
 import { startHost, type RunningHost } from "@ratatoskr/service-host";
 import {
   freePort,
-  startOpencodeServer,
-  startScriptedModel,
+  startTestOpencode,
   type OpencodeServer,
   type ScriptedModel,
 } from "@ratatoskr/testkit";
@@ -14,6 +13,7 @@ import {
   type TestRedis,
   serviceTestEnv,
 } from "@ratatoskr/testkit/vitest";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALL_SERVICES } from "../src/services.ts";
 
@@ -33,8 +33,10 @@ function hostEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 }
 
 beforeAll(async () => {
-  [database, model] = await Promise.all([createTestDatabase(), startScriptedModel()]);
-  opencode = await startOpencodeServer({ provider: { baseUrl: model.url } });
+  let agents;
+  // The project's agents, though no agent runs here: the server the worker's other files share.
+  [database, agents] = await Promise.all([createTestDatabase(), startTestOpencode({ agentsDir: fileURLToPath(new URL("../../../agents/", import.meta.url)) })]);
+  ({ model, opencode } = agents);
   redis = createTestRedis();
   host = await startHost({
     name: "all-in-one",

@@ -10,8 +10,7 @@ import {
 import { createLogger, createQueues, createRedisConnection, type QueueSet, type Redis } from "@ratatoskr/runtime";
 import {
   reply,
-  startOpencodeServer,
-  startScriptedModel,
+  startTestOpencode,
   startServiceProcess,
   type ModelRequest,
   type OpencodeServer,
@@ -43,14 +42,13 @@ let workspace: string;
 const processes: ServiceProcess[] = [];
 
 beforeAll(async () => {
-  model = await startScriptedModel();
-  opencode = await startOpencodeServer({ provider: { baseUrl: model.url }, agentsDir: AGENTS_DIR });
+  workspace = await mkdtemp(join(tmpdir(), "ratatoskr-analyst-killed-"));
+  ({ model, opencode } = await startTestOpencode({ agentsDir: AGENTS_DIR, claims: [workspace] }));
   database = await createTestDatabase();
   redis = createTestRedis();
   repos = createRepositories(database.db.prisma);
   producer = createRedisConnection(redis.url, "producer", { logger });
   queues = createQueues({ connection: producer, prefix: redis.prefix, logger });
-  workspace = await mkdtemp(join(tmpdir(), "ratatoskr-analyst-killed-"));
   await warmOpencode(opencode, join(workspace, "warm-up"));
 }, 90_000);
 afterAll(async () => {

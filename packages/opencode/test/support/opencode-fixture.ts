@@ -1,4 +1,4 @@
-import { reply, startOpencodeServer, startScriptedModel, type OpencodeServer, type ScriptedModel } from "@ratatoskr/testkit";
+import { reply, startTestOpencode, type OpencodeServer, type ScriptedModel } from "@ratatoskr/testkit";
 import { createOpencodeClient, type OpencodeClient, type OpencodeLogger } from "../../src/index.ts";
 
 export const JUDGE_PROMPT = "You are the JUDGE test agent. Answer with a strict JSON verdict.";
@@ -16,22 +16,19 @@ export interface OpencodeFixture {
   stop(): Promise<void>;
 }
 
-/** One scripted model + one real opencode serve + one client, shared by a test file. */
-export async function startOpencodeFixture(): Promise<OpencodeFixture> {
-  const model = await startScriptedModel();
-  let server: OpencodeServer | undefined;
-  try {
-    server = await startOpencodeServer({
-      provider: { baseUrl: model.url, models: ["scripted", "other"] },
-      agents: {
-        judge: { prompt: JUDGE_PROMPT, permission: { edit: "deny", bash: "deny" } },
-        dev: { prompt: DEV_PROMPT, permission: { edit: "allow", bash: "ask" } },
-      },
-    });
-  } catch (err) {
-    await model.close();
-    throw err;
-  }
+/**
+ * One scripted model + one real opencode serve + one client, for a test file: the vitest worker's
+ * shared server unless `own` (a file that freezes it).
+ */
+export async function startOpencodeFixture(options: { own?: boolean } = {}): Promise<OpencodeFixture> {
+  const { model, opencode: server } = await startTestOpencode({
+    models: ["scripted", "other"],
+    agents: {
+      judge: { prompt: JUDGE_PROMPT, permission: { edit: "deny", bash: "deny" } },
+      dev: { prompt: DEV_PROMPT, permission: { edit: "allow", bash: "ask" } },
+    },
+    ...options,
+  });
   const warnings: OpencodeFixture["warnings"] = [];
   const notices: string[] = [];
   const logger: OpencodeLogger = {

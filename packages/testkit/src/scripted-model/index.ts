@@ -1,5 +1,5 @@
-export { startScriptedModel } from "./scripted-model.server.ts";
-export type { ScriptedModel, ScriptedModelOptions } from "./scripted-model.server.ts";
+export { startScriptedModel, startSharedScriptedModel } from "./scripted-model.server.ts";
+export type { ScriptedModel, ScriptedModelOptions, ScriptedModelServer } from "./scripted-model.server.ts";
 export { reply } from "./reply-builders.ts";
 export { ScriptEngine, matches } from "./script-engine.ts";
 export type {

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { once } from "node:events";
 import { parseChatRequest, promptTokens } from "./chat-request.ts";
-import { ScriptEngine } from "./script-engine.ts";
+import { routeRequest, ScriptView, workingDirectoryOf } from "./script-view.ts";
 import { sseFrame, turnChunks } from "./sse-chunks.ts";
 import type { ModelRequest, ScriptRule, ScriptTurn, TokenUsageReport } from "./script-types.ts";
 
@@ -29,11 +30,75 @@ export interface ScriptedModel {
   close(): Promise<void>;
 }
 
+/**
+ * A scripted model several test files share, one after another (a vitest worker's): each file
+ * opens its own view, with its own rules and requests, and closes it when done.
+ */
+export interface ScriptedModelServer {
+  readonly url: string;
+  readonly modelId: string;
+  /**
+   * A view that answers the requests of sessions in `claims` (and, while it is the newest open
+   * view, those of directories nobody claims). Its `close()` closes the view: requests of its
+   * directories are answered from then on with the default fallback, and recorded nowhere.
+   */
+  openView(claims: string[]): ScriptedModel & { claim(directory: string): void };
+  close(): Promise<void>;
+}
+
+const ORPHAN_TURN: ScriptTurn = { text: "scripted model: the test that started this session has finished" };
+
 /** Starts an OpenAI-compatible model on loopback that answers from a script. */
 export async function startScriptedModel(options: ScriptedModelOptions = {}): Promise<ScriptedModel> {
+  const server = await startScriptedModelServer(options);
+  const view = new ScriptView("all");
+  server.attach(view);
+  return { ...viewApi(server, view), close: () => server.close() };
+}
+
+/** Starts a scripted model whose test files each open a view ({@link ScriptedModelServer}). */
+export async function startSharedScriptedModel(options: ScriptedModelOptions = {}): Promise<ScriptedModelServer> {
+  const server = await startScriptedModelServer(options);
+  return {
+    url: server.url,
+    modelId: server.modelId,
+    openView(claims) {
+      const view = new ScriptView([...claims]);
+      server.attach(view);
+      return {
+        ...viewApi(server, view),
+        claim: (directory: string) => view.claim(directory),
+        close: async () => server.detach(view),
+      };
+    },
+    close: () => server.close(),
+  };
+}
+
+function viewApi(server: { url: string; modelId: string }, view: ScriptView): Omit<ScriptedModel, "close"> {
+  return {
+    url: server.url,
+    modelId: server.modelId,
+    requests: view.requests,
+    addRule: (rule: ScriptRule) => view.addRule(rule),
+    setFallback: (fallback) => view.setFallback(fallback),
+    requestsFor: (sessionId) => view.requestsFor(sessionId),
+    reset: () => view.reset(),
+  };
+}
+
+interface RoutingServer {
+  url: string;
+  modelId: string;
+  attach(view: ScriptView): void;
+  detach(view: ScriptView): void;
+  close(): Promise<void>;
+}
+
+async function startScriptedModelServer(options: ScriptedModelOptions): Promise<RoutingServer> {
   const modelId = options.modelId ?? "scripted";
-  const engine = new ScriptEngine();
-  const requests: ModelRequest[] = [];
+  const open: ScriptView[] = [];
+  const closedClaims: string[][] = [];
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((err: unknown) => {
@@ -57,22 +122,21 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
     }
     const body: unknown = JSON.parse(await readBody(req));
     const header = req.headers["x-session-id"];
-    const recorded = parseChatRequest(body, typeof header === "string" ? header : undefined, requests.length + 1, Date.now());
-    const choice = engine.choose(recorded);
-    recorded.answeredBy = choice.answeredBy;
-    recorded.turnIndex = choice.turnIndex;
-    requests.push(recorded);
+    const recorded = parseChatRequest(body, typeof header === "string" ? header : undefined, 0, Date.now());
+    const view = routeRequest(open, closedClaims, workingDirectoryOf(recorded.system));
+    const turn = view ? view.answer(recorded) : ORPHAN_TURN;
+    const forget = view?.onClose(() => res.destroy());
 
     let closed = false;
     res.on("close", () => {
       closed = true;
+      forget?.();
       if (recorded.endedAt === undefined) {
         recorded.aborted = true;
         recorded.abortedAt = Date.now();
       }
     });
-    const turn = choice.turn;
-    await turn.holdUntil?.catch(() => undefined);
+    if (turn.holdUntil) await Promise.race([turn.holdUntil, once(res, "close")]).catch(() => undefined);
     if (turn.delayMs) await sleepUnless(turn.delayMs, () => closed);
     if (closed) return;
     if ("httpError" in turn) {
@@ -105,13 +169,13 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
   return {
     url: `http://127.0.0.1:${port}/v1`,
     modelId,
-    requests,
-    addRule: (rule) => engine.add(rule),
-    setFallback: (fallback) => engine.setFallback(fallback),
-    requestsFor: (sessionId) => requests.filter((r) => r.sessionId === sessionId),
-    reset() {
-      engine.reset();
-      requests.length = 0;
+    attach: (view) => open.push(view),
+    detach(view) {
+      const index = open.indexOf(view);
+      if (index < 0) return;
+      open.splice(index, 1);
+      if (view.claims !== "all") closedClaims.push([...view.claims]);
+      view.close();
     },
     close: () =>
       new Promise<void>((resolve) => {

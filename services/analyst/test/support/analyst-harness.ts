@@ -7,8 +7,7 @@ import { DialogueTurnRepository, type Notification, type PrismaClient, type Task
 import { startHost, type RunningHost } from "@ratatoskr/service-host";
 import {
   FakeGitea,
-  startOpencodeServer,
-  startScriptedModel,
+  startTestOpencode,
   type ModelRequest,
   type OpencodeServer,
   type ScriptedModel,
@@ -134,13 +133,12 @@ export class AnalystHarness {
   }
 
   static async start(): Promise<AnalystHarness> {
-    const model = await startScriptedModel();
-    const opencode = await startOpencodeServer({ provider: { baseUrl: model.url }, agentsDir: AGENTS_DIR });
+    const workspace = await mkdtemp(join(tmpdir(), "ratatoskr-analyst-test-"));
+    const { model, opencode } = await startTestOpencode({ agentsDir: AGENTS_DIR, claims: [workspace] });
     const gitea = await new FakeGitea().start();
     gitea.addRepo(EXISTING_REPO);
     const database = await createTestDatabase();
     const redis = createTestRedis();
-    const workspace = await mkdtemp(join(tmpdir(), "ratatoskr-analyst-test-"));
     const bootLog = recordBoots(opencode);
     await warmOpencode(opencode, join(workspace, "warm-up"));
     const host = await startHost({

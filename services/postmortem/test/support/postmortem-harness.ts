@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import type { TaskEvent } from "@ratatoskr/contracts";
 import type { AgentTrace, Notification, PrismaClient, Task } from "@ratatoskr/db";
 import { startHost, type RunningHost } from "@ratatoskr/service-host";
-import { startOpencodeServer, startScriptedModel, type ModelRequest, type OpencodeServer, type ScriptedModel } from "@ratatoskr/testkit";
+import { startTestOpencode, type ModelRequest, type OpencodeServer, type ScriptedModel } from "@ratatoskr/testkit";
 import {
   agentOpencodeEnv,
   createTestDatabase,
@@ -46,11 +46,10 @@ export class PostmortemHarness {
   ) {}
 
   static async start(env: NodeJS.ProcessEnv = {}): Promise<PostmortemHarness> {
-    const model = await startScriptedModel();
-    const opencode = await startOpencodeServer({ provider: { baseUrl: model.url }, agentsDir: AGENTS_DIR });
+    const workspace = await mkdtemp(join(tmpdir(), "ratatoskr-postmortem-test-"));
+    const { model, opencode } = await startTestOpencode({ agentsDir: AGENTS_DIR, claims: [workspace] });
     const database = await createTestDatabase();
     const redis = createTestRedis();
-    const workspace = await mkdtemp(join(tmpdir(), "ratatoskr-postmortem-test-"));
     const host = await startHost({
       name: "postmortem",
       services: [postmortemService],
