@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
-import { afterAll, describe, expect, it } from "vitest";
-import { reply, startTestOpencode, type TestOpencode } from "../src/index.ts";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { reply, startTestOpencode, TEST_OPENCODE_IDLE_VAR, type TestOpencode } from "../src/index.ts";
 
 const AGENTS = { helper: { prompt: "You are the SHARING test agent." } };
 const started: TestOpencode[] = [];
@@ -68,5 +68,22 @@ describe("the opencode server a vitest worker's files share", () => {
     expect(own.opencode.url).not.toBe(shared.opencode.url);
     own.opencode.freeze();
     own.opencode.thaw();
+  });
+
+  it("stops a shared server once no file has taken it for a while, and starts a new one for the next file", async () => {
+    vi.stubEnv(TEST_OPENCODE_IDLE_VAR, "300");
+    try {
+      const idleAgents = { agents: { idle: { prompt: "You are the IDLE test agent." } } };
+      const last = await startTestOpencode(idleAgents);
+      const group = last.opencode.processGroup;
+      await last.opencode.stop();
+      await last.model.close();
+      await expect.poll(() => existsSync(`/proc/${group}`), { timeout: 15_000 }).toBe(false);
+      const next = await startTestOpencode(idleAgents);
+      started.push(next);
+      expect(next.opencode.processGroup).not.toBe(group);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });

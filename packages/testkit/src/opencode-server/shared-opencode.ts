@@ -33,11 +33,19 @@ export interface TestOpencode {
 export const TEST_OPENCODE_VAR = "RATATOSKR_TEST_OPENCODE";
 
 /** Above this, a shared server is restarted before the next file takes it (opencode keeps every directory it loaded). */
-const RECYCLE_RSS_MB = 1_500;
+const RECYCLE_RSS_MB = 1_000;
+/**
+ * A shared server no file has taken for this long (ms) is stopped: an idle opencode still uses
+ * 2-3 % of a core and holds ~0.5 GB, and the suite's last part (unit files) needs none.
+ */
+export const TEST_OPENCODE_IDLE_VAR = "RATATOSKR_TEST_OPENCODE_IDLE_MS";
+const IDLE_STOP_MS = 10_000;
 
 interface SharedServer {
+  key: string;
   server: OpencodeServer;
   users: number;
+  idleTimer?: NodeJS.Timeout;
 }
 
 let sharedModel: Promise<ScriptedModelServer> | undefined;
@@ -97,7 +105,7 @@ async function startShared(options: TestOpencodeOptions): Promise<TestOpencode> 
       if (released) return;
       released = true;
       await model.close();
-      shared.users -= 1;
+      release(shared);
       await rm(workRoot, { recursive: true, force: true });
     },
   };
@@ -107,16 +115,28 @@ async function startShared(options: TestOpencodeOptions): Promise<TestOpencode> 
 async function takeServer(options: TestOpencodeOptions, modelUrl: string): Promise<SharedServer> {
   const key = JSON.stringify([options.agentsDir ?? null, options.agents ?? null, options.models ?? null]);
   const current = await sharedServers.get(key)?.catch(() => undefined);
+  if (current) clearTimeout(current.idleTimer);
   if (current && (current.users > 0 || (alive(current.server) && groupRssMb(current.server.processGroup) < RECYCLE_RSS_MB))) {
     current.users += 1;
     return current;
   }
   if (current) await current.server.stop();
-  const next = startOpencodeServer(serverOptions(options, modelUrl)).then((server) => ({ server, users: 0 }));
+  const next = startOpencodeServer(serverOptions(options, modelUrl)).then((server): SharedServer => ({ key, server, users: 0 }));
   sharedServers.set(key, next);
+  next.catch(() => sharedServers.delete(key));
   const shared = await next;
   shared.users += 1;
   return shared;
+}
+
+function release(shared: SharedServer): void {
+  shared.users -= 1;
+  if (shared.users > 0) return;
+  shared.idleTimer = setTimeout(() => {
+    sharedServers.delete(shared.key);
+    void shared.server.stop();
+  }, Number(process.env[TEST_OPENCODE_IDLE_VAR] ?? IDLE_STOP_MS));
+  shared.idleTimer.unref();
 }
 
 function serverOptions(options: TestOpencodeOptions, baseUrl: string) {
