@@ -1,3 +1,5 @@
+import { once } from "node:events";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reply, startScriptedModel, type ScriptedModel } from "../src/index.ts";
 
@@ -61,6 +63,31 @@ describe("scripted model", () => {
     const { frames } = await answer;
     expect(frames.join()).toContain(JSON.stringify(JSON.stringify({ done: true })).slice(1, -1));
     expect(held?.endedAt).toBeDefined();
+  });
+
+  it("keeps an idle connection open past Node's 5 s default: the client closes its idle connections", async () => {
+    const { hostname, port } = new URL(model.url);
+    const socket = connect(Number(port), hostname);
+    await once(socket, "connect");
+    let received = "";
+    socket.on("data", (chunk: Buffer) => (received += chunk.toString()));
+    let closedAt: number | undefined;
+    socket.on("close", () => (closedAt = Date.now()));
+    const ask = () => socket.write(`GET /v1/models HTTP/1.1\r\nHost: ${hostname}\r\nConnection: keep-alive\r\n\r\n`);
+    const answers = () => received.split("HTTP/1.1 200").length - 1;
+    try {
+      ask();
+      await expect.poll(answers).toBe(1);
+      // The server closing first is the race this guards against: watched for past the 6 s at
+      // which Node's default (5 s, and a second of grace) closes it.
+      const idleUntil = Date.now() + 7_000;
+      await expect.poll(() => closedAt !== undefined || Date.now() >= idleUntil, { timeout: 9_000, interval: 100 }).toBe(true);
+      expect(closedAt).toBeUndefined();
+      ask();
+      await expect.poll(answers).toBe(2);
+    } finally {
+      socket.destroy();
+    }
   });
 
   it("answers an scripted HTTP error", async () => {

@@ -106,7 +106,10 @@ async function startScriptedModelServer(options: ScriptedModelOptions): Promise<
       res.end(JSON.stringify({ error: { message: String(err) } }));
     });
   });
-  server.keepAliveTimeout = 5_000;
+  // The client (opencode's fetch) closes its idle connections, not the server: a server that
+  // closes one after 5 s (Node's default) races a request sent on it at that moment, which
+  // opencode reports as "HTTP transport failed" and ends the turn (seen once under a full bench).
+  server.keepAliveTimeout = 10 * 60_000;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? "").split("?")[0] ?? "";
