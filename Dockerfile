@@ -22,6 +22,7 @@ RUN --mount=type=secret,id=ca-certificates,target=/run/secrets/ca.crt \
   && npm install --global pnpm@10.34.9
 # The packages of the lockfile, fetched into pnpm's store: cached until the lockfile changes.
 COPY pnpm-lock.yaml pnpm-workspace.yaml ./
+COPY patches ./patches
 RUN --mount=type=secret,id=ca-certificates,target=/run/secrets/ca.crt \
   if [ -f /run/secrets/ca.crt ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca.crt; fi \
   && pnpm fetch
@@ -34,9 +35,9 @@ RUN pnpm install --offline --frozen-lockfile \
 # What the image ships, assembled in /prod: production dependencies only (no test kit, no dev
 # tools), the compiled dist of each package and service, the generated Prisma client (compiled),
 # the migrations, the agents' definitions in opencode's config directory, and the init
-# container's script. No sources, no tests.
+# container's script. No sources, no tests. pnpm's patches are applied by the install, then removed.
 RUN mkdir -p /prod \
-  && cp package.json pnpm-lock.yaml pnpm-workspace.yaml /prod/ \
+  && cp -r package.json pnpm-lock.yaml pnpm-workspace.yaml patches /prod/ \
   && for dir in packages/* services/*; do \
        if [ "$dir" != packages/testkit ] && [ -f "$dir/package.json" ]; then \
          mkdir -p "/prod/$dir" && cp "$dir/package.json" "/prod/$dir/"; \
@@ -52,6 +53,7 @@ RUN mkdir -p /prod \
   && cp agents/*.md /prod/deploy/opencode/agent/
 WORKDIR /prod
 RUN pnpm install --offline --prod --frozen-lockfile --ignore-scripts \
+  && rm -r /prod/patches \
   && node /app/scripts/prune-production.mjs /prod
 WORKDIR /app
 

@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { freePort } from "@ratatoskr/testkit";
+import { FakeTelegram, freePort } from "@ratatoskr/testkit";
 import {
   createTestDatabase,
   createTestRedis,
@@ -118,6 +118,23 @@ describe("all-in-one loads a feature's heavy modules only when the feature is us
       idled: unloaded,
       fetched: { status: expect.any(Number), loaded: unloaded },
     });
+  }, 120_000);
+
+  it("talks to Telegram through telegraf's node-fetch without loading the URL parser node-fetch keeps for Nodes that have none (whatwg-url, tr46: ~4 MB of RSS)", async () => {
+    const telegram = await new FakeTelegram().start();
+    try {
+      const env = {
+        BULL_BOARD_DISABLED: "true",
+        PROBE_IDLE_MS: "1000",
+        TELEGRAM_BOT_TOKEN: telegram.token,
+        TELEGRAM_API_ROOT: telegram.url,
+        TELEGRAM_ALLOWED_CHAT_IDS: "1",
+      };
+      const loaded = { "node-fetch/lib": true, "whatwg-url": false, tr46: false };
+      expect(await probe(env, Object.keys(loaded))).toEqual({ started: loaded, idled: loaded });
+    } finally {
+      await telegram.stop();
+    }
   }, 120_000);
 
   it("idles without node's fetch or the notifier's Intl formatters (pg's Cloudflare probe, formatters made at load)", async () => {
