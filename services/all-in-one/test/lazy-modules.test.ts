@@ -120,7 +120,21 @@ describe("all-in-one loads a feature's heavy modules only when the feature is us
     });
   }, 120_000);
 
-  it("talks to Telegram through telegraf's node-fetch without loading the URL parser node-fetch keeps for Nodes that have none (whatwg-url, tr46: ~4 MB of RSS)", async () => {
+  it("loads BullMQ for Redis only: not its PostgreSQL backend, Valkey GLIDE client or cron-parser (1.8 MB of heap)", async () => {
+    const loaded = {
+      "bullmq/dist/cjs/classes": true,
+      "bullmq/dist/cjs/postgres": false,
+      "bullmq/dist/cjs/classes/valkey-glide-client": false,
+      "cron-parser": false,
+      luxon: false,
+    };
+    expect(await probe({ BULL_BOARD_DISABLED: "true", PROBE_IDLE_MS: "1000" }, Object.keys(loaded))).toEqual({
+      started: loaded,
+      idled: loaded,
+    });
+  }, 120_000);
+
+  it("talks to Telegram through telegraf's node-fetch without loading the URL parser node-fetch keeps for Nodes that have none (whatwg-url, tr46: 1.7 MB of heap)", async () => {
     const telegram = await new FakeTelegram().start();
     try {
       const env = {
