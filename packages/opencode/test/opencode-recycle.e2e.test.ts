@@ -115,24 +115,29 @@ describe("opencode behind its recycling relay", () => {
 
   it("passes a terminal's WebSocket through to opencode", async () => {
     // The relay is always over its limit here and recycles at every lull; a restart closes a
-    // terminal (its pty lived in the old opencode). An attempt a restart cut short is made again;
-    // one that no restart touched must show the terminal's output.
-    // Each opencode start says so: a restart that began during an attempt counts before it ends.
+    // terminal (its pty lived in the old opencode). An attempt a restart cut short is given up as
+    // soon as the new opencode listens and made again at once: the relay leaves a fresh opencode
+    // alone for GAP_MS, time enough for an attempt. One that no restart touched must show the
+    // terminal's output.
     const starts = () => server.output().split("opencode server listening").length;
-    for (let attempt = 1; ; attempt++) {
+    const deadline = Date.now() + 75_000;
+    for (;;) {
       const before = starts();
-      const received = await terminalThroughRelay().catch((err: unknown) => ({ error: err as Error }));
+      const received = await terminalThroughRelay(() => starts() !== before).catch((err: unknown) => ({ error: err as Error }));
       if (typeof received === "string") {
         expect(received.startsWith("HTTP/1.1 101 Switching Protocols")).toBe(true);
         return;
       }
-      if (starts() === before || attempt === 3) throw received.error;
+      if (starts() === before || Date.now() > deadline) throw received.error;
     }
   }, 90_000);
 });
 
-/** Opens a pty running `echo` and connects to it through the relay; resolves with what came back. */
-async function terminalThroughRelay(): Promise<string> {
+/**
+ * Opens a pty running `echo` and connects to it through the relay; resolves with what came back,
+ * rejects when `restarted()` says opencode was restarted meanwhile.
+ */
+async function terminalThroughRelay(restarted: () => boolean): Promise<string> {
   const auth = `Basic ${Buffer.from(`opencode:${server.password}`).toString("base64")}`;
   const created = await fetch(`${server.url}/pty`, {
     method: "POST",
@@ -148,7 +153,15 @@ async function terminalThroughRelay(): Promise<string> {
     [`GET /pty/${id}/connect HTTP/1.1`, "Host: 127.0.0.1", `Authorization: ${auth}`, "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13", "", ""].join("\r\n"),
   );
   try {
-    await until("the terminal's output over the WebSocket", () => (received.includes("through the relay") ? true : undefined), 15_000);
+    await until(
+      "the terminal's output over the WebSocket",
+      () => {
+        if (received.includes("through the relay")) return true;
+        if (restarted()) throw new Error("opencode was restarted under the terminal");
+        return undefined;
+      },
+      15_000,
+    );
     return received;
   } finally {
     socket.destroy();
