@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { reply } from "@ratatoskr/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { SilentSessionError, VerdictValidationError } from "../src/index.ts";
+import { REQUIRED_ROUTES } from "../src/api/opencode-api.ts";
+import { SilentSessionError, TESTED_OPENCODE_VERSION, VerdictValidationError } from "../src/index.ts";
 import { DEV_PROMPT, JUDGE_PROMPT, marker, startOpencodeFixture, type OpencodeFixture } from "./support/opencode-fixture.ts";
 
 const verdictSchema = z.object({ passed: z.boolean(), comments: z.array(z.string()) });
@@ -22,6 +23,16 @@ describe("runAgent against a real opencode serve", () => {
     const info = await fx.client.checkServer();
     expect(info.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(info.url).toBe(fx.server.url);
+  });
+
+  it("runs the release whose routes the start-up check takes as read, and its /doc lists every route the client calls", async () => {
+    // The check skips /doc for this release (server-check.ts): this is what makes that honest.
+    const auth = { authorization: `Basic ${Buffer.from(`opencode:${fx.server.password}`).toString("base64")}` };
+    const health = (await (await fetch(`${fx.server.url}/global/health`, { headers: auth })).json()) as { version: string };
+    expect(health.version).toBe(TESTED_OPENCODE_VERSION);
+    const doc = (await (await fetch(`${fx.server.url}/doc`, { headers: auth })).json()) as { paths: Record<string, Record<string, unknown>> };
+    const listed = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toLowerCase()} ${path}`));
+    expect(listed).toEqual(expect.arrayContaining(REQUIRED_ROUTES.map(([m, p]) => `${m} ${p}`)));
   });
 
   it("returns a validated JSON verdict and a complete trace", async () => {

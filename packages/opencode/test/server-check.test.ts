@@ -118,10 +118,25 @@ describe("checkServer", () => {
     expect((err as Error).message).not.toContain("POST /api/session,");
   });
 
+  it("takes the routes of the release it is tested with as read: no /doc, even one that would lack them", async () => {
+    const seen: string[] = [];
+    const url = await fakeOpencode(TESTED_OPENCODE_VERSION, { "/global/health": { get: {} } }, seen);
+    const client = createOpencodeClient({ baseUrl: url, password: PASSWORD });
+    try {
+      await expect(client.checkServer()).resolves.toMatchObject({ version: TESTED_OPENCODE_VERSION });
+      expect(seen).not.toContain("/doc");
+      // Still refused for what no release settles: no password, or commands outside the sandbox.
+      expect(seen).toContain("/config");
+    } finally {
+      await client.close();
+    }
+  });
+
   it("reads the routes again only when the server's version changed (readiness asks often)", async () => {
     const all: Record<string, Record<string, object>> = {};
     for (const [method, path] of REQUIRED_ROUTES) all[path] = { ...all[path], [method]: {} };
-    let version = "1.18.33";
+    // A release other than the tested one: its routes are read from /doc.
+    let version = "1.18.34";
     let paths = all;
     const seen: string[] = [];
     const url = await fakeOpencode(
