@@ -229,7 +229,7 @@ describe("NotificationRepository, the stale-sending sweep", () => {
       async () => {
         const { rows } = await pool.query<{ n: string }>(
           `SELECT count(*) AS n FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%claimed_at < $1::timestamp%'`,
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE notifications SET%status = CASE%claimed_at <%'`,
         );
         expect(Number(rows[0]!.n)).toBe(1);
       },
@@ -288,6 +288,28 @@ describe("NotificationRepository, the stale-sending sweep", () => {
     await db.repos.notifications.claim(outcome.id);
     await db.repos.notifications.settleStaleSending(-1, ["bot.help"]);
     expect(await db.repos.notifications.findById(outcome.id)).toMatchObject({ status: "uncertain" });
+  });
+});
+
+describe("NotificationRepository, the stale-sending sweep's clock", () => {
+  it("measures a claim's age by the database's clock, which wrote it, whatever the notifier host's clock says", async () => {
+    const old = await message(530);
+    const fresh = await message(530);
+    await db.repos.notifications.claim(old.id);
+    await db.repos.notifications.claim(fresh.id);
+    await sqlPoolOf(db.prisma)!.query("UPDATE notifications SET claimed_at = claimed_at - interval '2 minutes' WHERE id = $1", [old.id]);
+    // The notifier's host runs an hour behind the database (and then an hour ahead).
+    for (const skewMs of [-3_600_000, 3_600_000]) {
+      vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + skewMs });
+      try {
+        const settled = await db.repos.notifications.settleStaleSending(60_000, ["bot.help"]);
+        expect(settled.uncertain).toBe(skewMs < 0 ? 1 : 0);
+      } finally {
+        vi.useRealTimers();
+      }
+      expect(await db.repos.notifications.findById(old.id)).toMatchObject({ status: "uncertain" });
+      expect(await db.repos.notifications.findById(fresh.id)).toMatchObject({ status: "sending" });
+    }
   });
 });
 

@@ -20,15 +20,16 @@ export const MARK_UNCERTAIN = `UPDATE notifications SET
   RETURNING status`;
 
 /**
- * $1 claimed before (UTC text), $2 droppable templates, $3 error. A must-deliver Telegram
- * message never resent goes back to pending (sent once more, marked); anything else is `uncertain`.
+ * $1 claimed at least this long ago (ms, by the database's clock, which wrote `claimed_at`), $2
+ * droppable templates, $3 error. A must-deliver Telegram message never resent goes back to
+ * pending (sent once more, marked); anything else is `uncertain`.
  */
 export const SETTLE_STALE_SENDING = `UPDATE notifications SET
     status = CASE WHEN channel = 'telegram' AND uncertain_at IS NULL AND NOT (template = ANY($2::text[]))
       THEN 'pending' ELSE 'uncertain' END,
     uncertain_at = COALESCE(uncertain_at, ${NOW}),
     error = $3::text
-  WHERE status = 'sending' AND claimed_at < $1::timestamp
+  WHERE status = 'sending' AND claimed_at < ${NOW} - $1::int * interval '1 millisecond'
   RETURNING id, status, chat_id::text`;
 
 /** $1 stored before (UTC text), $2 limit: unsettled Telegram messages whose job may be missing. */

@@ -292,11 +292,10 @@ export class NotificationRepository {
     olderThanMs: number,
     droppable: readonly string[],
   ): Promise<StaleSendingSettled> {
-    const claimedBefore = new Date(Date.now() - olderThanMs).toISOString();
     const rows = await this.query<{ id: number; status: string; chat_id: string | null }>(
       "rt-notifications-settle-stale",
       SETTLE_STALE_SENDING,
-      [claimedBefore, [...droppable], "notifier stopped mid-send; delivery unknown"],
+      [Math.round(olderThanMs), [...droppable], "notifier stopped mid-send; delivery unknown"],
     );
     const resend = rows
       .filter((row) => row.status === "pending")
