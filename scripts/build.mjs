@@ -3,7 +3,8 @@
  * `pnpm build`: compiles every package and service with tsc (one program, `.ts` imports rewritten
  * to `.js`) and places the output where each package.json's `default` export points:
  * `<package>/src/**` -> `<package>/dist/**` (same depth, so paths relative to a module stay valid),
- * and Prisma's generated client as `.js` beside its `.ts` sources.
+ * and Prisma's generated client as `.js` beside its `.ts` sources. Each service's output is then
+ * replaced by its bundle (`bundle-services.mjs`), entry `services/<name>/dist/main.js` as before.
  *
  * SIGINT, SIGTERM and SIGHUP are one stop: tsc is stopped, one line says so, and the exit status
  * is STOPPED. `pnpm start` and `pnpm demo` trap the signals in their shell (untrapped, a Ctrl-C
@@ -16,6 +17,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setImmediate } from "node:timers/promises";
+import { bundleServices } from "./bundle-services.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
@@ -44,9 +46,11 @@ for (const signal of STOP_SIGNALS) {
   });
 }
 
-/** Newest modification time of the compiled inputs (sources, manifests, the build config). */
+/** Newest modification time of the compiled inputs (sources, manifests, the build's config and scripts). */
 function newestInput() {
-  let newest = statSync(join(root, "tsconfig.build.json")).mtimeMs;
+  let newest = Math.max(
+    ...["tsconfig.build.json", "scripts/build.mjs", "scripts/bundle-services.mjs"].map((file) => statSync(join(root, file)).mtimeMs),
+  );
   const walk = (dir) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       if (entry.name === "node_modules" || entry.name === "dist") continue;
@@ -116,6 +120,7 @@ for (const group of ["packages", "services"]) {
   }
 }
 rmSync(out, { recursive: true, force: true });
+await bundleServices(root);
 writeFileSync(stamp, `${new Date().toISOString()}\n`);
 say(`Compiled in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
 // A stop that came while the output was copied: the build is whole, but nothing is started.

@@ -35,6 +35,7 @@ const AGENTS_DIR = fileURLToPath(new URL("../agents/", import.meta.url));
 const ALLOWED = [101, 102, 103, 104, 105];
 const STRANGER = 999;
 const REPLY_MS = 30_000;
+const BOARD_PASSWORD = "cross-process-board";
 
 let database: TestDatabase;
 let redis: TestRedis;
@@ -68,6 +69,8 @@ beforeAll(async () => {
     WORKSPACE_DIR: workspace,
     GITEA_URL: gitea.url,
     GITEA_TOKEN: gitea.token,
+    BULL_BOARD_DISABLED: "false",
+    BULL_BOARD_PASSWORD: BOARD_PASSWORD,
   });
   const started = await Promise.all(SERVICES.map((name) => startServiceProcess(name, { env, timeoutMs: 90_000 })));
   for (const service of started) running.set(service.name, service);
@@ -115,6 +118,27 @@ describe("services as separate processes", () => {
       const analyst = await probe(running.get("analyst")!.url);
       expect(analyst).toMatchObject({ status: 200, checks: { opencode: "ok" } });
     }, { timeout: REPLY_MS, interval: 500 });
+  });
+
+  it("serves Bull Board from the ingress process: the page, its UI's files and the queues, to the password only", async () => {
+    // The built service runs from its bundle: the board finds its UI package's files on disk, and
+    // its login guard loads rate-limiter-flexible (CommonJS) through a dynamic import.
+    const board = `${running.get("ingress")!.url}/admin/queues`;
+    const basic = (password: string) => ({ authorization: `Basic ${Buffer.from(`admin:${password}`).toString("base64")}` });
+    expect((await fetch(`${board}/api/queues`, { headers: basic("a-guess") })).status).toBe(401);
+    const queues = await fetch(`${board}/api/queues`, { headers: basic(BOARD_PASSWORD) });
+    expect(queues.status).toBe(200);
+    expect(((await queues.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name)).toContain(QUEUE.intake);
+    const page = await fetch(`${board}/`, { headers: basic(BOARD_PASSWORD) });
+    expect(page.status).toBe(200);
+    const script = /src="(static\/[^"]+\.js)"/.exec(await page.text())?.[1];
+    expect(script).toBeDefined();
+    const asset = await fetch(`${board}/${script}`, { headers: basic(BOARD_PASSWORD) });
+    expect({ status: asset.status, type: asset.headers.get("content-type") }).toMatchObject({
+      status: 200,
+      type: expect.stringMatching(/javascript/),
+    });
+    expect((await asset.text()).length).toBeGreaterThan(1000);
   });
 
   it("takes a request from /start through questions and a draft to approval and a dev job", async () => {
