@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { reply, startTestOpencode, TEST_OPENCODE_IDLE_VAR, type TestOpencode } from "../src/index.ts";
 
@@ -59,6 +60,15 @@ describe("the opencode server a vitest worker's files share", () => {
     expect(first.model.requests.every((r) => r.system.includes(firstDir))).toBe(true);
     expect(second.model.requests.every((r) => r.system.includes(secondDir))).toBe(true);
     expect(second.model.requests.map((r) => r.lastUserText)).not.toContain("ping from the first file");
+  });
+
+  it("is one server for one agents directory however its path is spelled", async () => {
+    const agentsDir = fileURLToPath(new URL("../../../agents/", import.meta.url));
+    const spelledOneWay = await startTestOpencode({ agentsDir });
+    started.push(spelledOneWay);
+    const spelledAnother = await startTestOpencode({ agentsDir: agentsDir.replace(/\/$/, "") });
+    started.push(spelledAnother);
+    expect(spelledAnother.opencode.processGroup).toBe(spelledOneWay.opencode.processGroup);
   });
 
   it("refuses to freeze a shared server, and starts a file's own server when it asks", async () => {

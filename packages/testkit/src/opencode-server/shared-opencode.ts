@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { startScriptedModel, startSharedScriptedModel, type ScriptedModel, type ScriptedModelServer } from "../scripted-model/index.ts";
 import type { AgentSpec } from "./opencode-config.ts";
 import { startOpencodeServer, type OpencodeServer } from "./opencode-server.ts";
@@ -113,7 +113,9 @@ async function startShared(options: TestOpencodeOptions): Promise<TestOpencode> 
 }
 
 async function takeServer(options: TestOpencodeOptions, modelUrl: string): Promise<SharedServer> {
-  const key = JSON.stringify([options.agentsDir ?? null, options.agents ?? null, options.models ?? null]);
+  // One directory however it is spelled (`agents/` or `agents`): one server.
+  const agentsDir = options.agentsDir === undefined ? null : resolve(options.agentsDir);
+  const key = JSON.stringify([agentsDir, options.agents ?? null, options.models ?? null]);
   const current = await sharedServers.get(key)?.catch(() => undefined);
   if (current) clearTimeout(current.idleTimer);
   if (current && (current.users > 0 || (alive(current.server) && groupRssMb(current.server.processGroup) < RECYCLE_RSS_MB))) {
