@@ -120,7 +120,12 @@ for (const group of ["packages", "services"]) {
   }
 }
 rmSync(out, { recursive: true, force: true });
-await bundleServices(root);
+try {
+  await bundleServices(root);
+} catch (error) {
+  say(`Bundling the services failed (scripts/bundle-services.mjs): ${error instanceof Error ? error.message : error}`);
+  process.exit(1);
+}
 writeFileSync(stamp, `${new Date().toISOString()}\n`);
 say(`Compiled in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
 // A stop that came while the output was copied: the build is whole, but nothing is started.

@@ -23,7 +23,8 @@ export { REPO_ROOT as SERVICES_CWD };
 /**
  * Builds the services when the sources changed since the last build (`scripts/build.mjs
  * --if-stale`). Under tsx a service start costs about 1.8 s of CPU, from the build's bundle
- * 0.55-0.6 s (1.1-1.3 s from tsc's output unbundled), and the e2e files start a few hundred of them. Fails with tsc's output when the build fails.
+ * 0.55-0.6 s (1.1-1.3 s from tsc's output unbundled), and the e2e files start a few hundred of
+ * them. Fails with tsc's output when the build fails.
  */
 export async function buildServicesIfStale(): Promise<void> {
   try {
