@@ -27,6 +27,8 @@ export type ServiceName = (typeof SERVICE_NAMES)[number];
 export interface ServiceContext {
   config: BaseConfig;
   env: NodeJS.ProcessEnv;
+  /** Whether this process takes the named service's jobs (`<NAME>_CONCURRENCY=0`: routes only). */
+  takesJobs(service: ServiceName): boolean;
   logger: Logger;
   db: Database;
   repos: Repositories;

@@ -139,9 +139,12 @@ async function assemble(
     logger,
   });
   const metrics = createMetrics({ service: opts.name, logger });
+  const parallelOf = (service: AnyServiceDefinition): number =>
+    (config.concurrency as Record<string, number>)[service.name] ?? service.defaultConcurrency;
   const context: ServiceContext = {
     config,
     env,
+    takesJobs: (name) => opts.services.some((service) => service.name === name && parallelOf(service) > 0),
     logger,
     db,
     repos,
@@ -185,8 +188,7 @@ async function assemble(
   const handlers: Partial<Record<QueueName, JobHandler<QueueName>>> = {};
   const concurrency: Partial<Record<QueueName, number>> = {};
   for (const [service, instance] of instances) {
-    const parallel =
-      (config.concurrency as Record<string, number>)[service.name] ?? service.defaultConcurrency;
+    const parallel = parallelOf(service);
     // `<NAME>_CONCURRENCY=0`: this process serves the service's routes but takes none of its jobs.
     if (parallel === 0) continue;
     for (const queue of service.queues) {

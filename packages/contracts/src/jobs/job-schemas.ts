@@ -24,6 +24,12 @@ export const intakeJobSchema = () =>
     z.object({ v: z.literal(1), kind: z.literal("dispatch-next"), targetKey: z.string().min(1), joined: taskId().optional() }),
     /** A command's agents are done: open its PR or post its plan/answer, then settle it (G3). */
     z.object({ v: z.literal(1), kind: z.literal("publish"), taskId: taskId() }),
+    /**
+     * Make the stored Gitea commands into tasks: asked by a replica that answers webhooks but
+     * takes no intake jobs (`INGRESS_CONCURRENCY=0`). `upTo`: the newest stored row it knew of
+     * (it names the job); the drain takes every pending row, newer ones too.
+     */
+    z.object({ v: z.literal(1), kind: z.literal("drain-commands"), upTo: z.number().int().positive() }),
   ]);
 
 export const analystJobSchema = () =>

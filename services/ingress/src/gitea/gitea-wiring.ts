@@ -10,6 +10,7 @@ import { failOrphanedRuns } from "./intake/running-recovery.ts";
 import { coalescedDispatch } from "./store/coalesced-dispatch.ts";
 import { createCommandAcceptor } from "./store/command-acceptor.ts";
 import { createCommandInbox } from "./store/command-inbox.ts";
+import { drainRequester } from "./store/drain-request.ts";
 import { sweepRepository } from "./sweep/comment-sweeper.ts";
 import { registerGiteaWebhook } from "./webhook/gitea-webhook.route.ts";
 
@@ -54,7 +55,17 @@ export function giteaFrontDoor(
       ),
   );
   const inbox = createCommandInbox({ pool: ctx.db.pool, dispatch: dispatchRows, logger });
-  const stored = () => inbox.kick();
+  // Stored commands become tasks where intake jobs are taken: here, or (a replica that only
+  // answers webhooks) wherever the job that asks for it is taken, so answering costs no more.
+  const takesJobs = ctx.takesJobs("ingress");
+  const stored = takesJobs
+    ? () => inbox.kick()
+    : drainRequester({
+        enqueue: (request) => ctx.queues.enqueue(request),
+        newestStored: accept.newestStored,
+        onError: (err, upTo) =>
+          logger.warn({ err, upTo }, "stored gitea commands not announced; the periodic pass makes their tasks"),
+      });
   const deps: IntakeDeps = {
     repos: ctx.repos,
     db: ctx.db,
@@ -69,7 +80,7 @@ export function giteaFrontDoor(
   const stops: Array<() => Promise<void>> = [];
   const prefix = ctx.config.queue.prefix;
   return {
-    intake: createIntakeHandler(deps),
+    intake: createIntakeHandler(deps, () => inbox.drain()),
     routes: (app) =>
       registerGiteaWebhook(app, {
         secret: config.webhookSecret,
@@ -85,15 +96,17 @@ export function giteaFrontDoor(
         if (!botLogin) throw new PermanentError("Gitea did not name the token's user; set GITEA_BOT_LOGIN");
         logger.info({ botLogin }, "gitea bot account discovered");
       }
-      stops.push(
-        startPeriodicTask({
-          name: "gitea-command-inbox",
-          intervalMs: INBOX_SWEEP_INTERVAL_MS,
-          logger,
-          run: async () => void (await inbox.drain()),
-        }),
-        inbox.idle,
-      );
+      // The pass after a crash (or a drain job Redis lost) runs where tasks are made.
+      if (takesJobs)
+        stops.push(
+          startPeriodicTask({
+            name: "gitea-command-inbox",
+            intervalMs: INBOX_SWEEP_INTERVAL_MS,
+            logger,
+            run: async () => void (await inbox.drain()),
+          }),
+          inbox.idle,
+        );
       stops.push(
         startPeriodicTask({
           name: "gitea-running-recovery",

@@ -5,8 +5,15 @@ import { failPublish, publishCommand } from "./publish-command.ts";
 import { routeCommand } from "./route-command.handler.ts";
 import { createShownPositions } from "./shown-positions.ts";
 
-/** The `intake` queue: route one stored command, start what may start on an issue/PR, or publish a finished one. */
-export function createIntakeHandler(deps: IntakeDeps): JobHandler<"intake"> {
+/**
+ * The `intake` queue: route one stored command, start what may start on an issue/PR, publish a
+ * finished one, or make the stored commands into tasks (`drainCommands`, the command inbox's
+ * drain, asked by a replica that takes no intake jobs).
+ */
+export function createIntakeHandler(
+  deps: IntakeDeps,
+  drainCommands: () => Promise<{ settled: number }>,
+): JobHandler<"intake"> {
   const shown = createShownPositions();
   return async (data, ctx) => {
     switch (data.kind) {
@@ -14,6 +21,8 @@ export function createIntakeHandler(deps: IntakeDeps): JobHandler<"intake"> {
         return routeCommand(deps, data.taskId);
       case "dispatch-next":
         return { started: await dispatchNext(deps, data.targetKey, shown, data.joined) };
+      case "drain-commands":
+        return { settled: (await drainCommands()).settled };
       case "publish":
         try {
           return await publishCommand(deps, data.taskId);

@@ -35,7 +35,7 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[
   $8::bigint[], $9::int[], $10::text[], $11::text[])
   AS i(owner, repo, target, number, kind, message, author, comment_id, max_rounds, delivery_id, event)
 ON CONFLICT DO NOTHING
-RETURNING delivery_id AS "deliveryId"`;
+RETURNING id, delivery_id AS "deliveryId"`;
 
 interface Item {
   command: IncomingCommand;
@@ -81,10 +81,12 @@ const commentKey = (c: IncomingCommand) => `${c.owner}/${c.repo}:${c.commentId}`
  */
 export function createCommandAcceptor(pool: Database["pool"], rounds: number | CommandRounds) {
   const { code, plan } = typeof rounds === "number" ? { code: rounds, plan: rounds } : rounds;
+  /** The highest inbox row id this process stored (0: none yet). */
+  let newest = 0;
 
   async function write(items: readonly Item[]): Promise<AcceptOutcome[]> {
     const col = <T>(f: (item: Item) => T) => items.map(f);
-    const result = await pool.query<{ deliveryId: string }>({
+    const result = await pool.query<{ id: number; deliveryId: string }>({
       name: "rt-gitea-store-batch",
       text: STORE,
       values: [
@@ -102,6 +104,7 @@ export function createCommandAcceptor(pool: Database["pool"], rounds: number | C
         new Date().toISOString(),
       ],
     });
+    for (const row of result.rows) newest = Math.max(newest, row.id);
     const stored = new Set(result.rows.map((r) => r.deliveryId));
     return items.map((item) => ({ status: stored.has(item.command.deliveryId) ? "accepted" : "duplicate" }));
   }
@@ -129,10 +132,11 @@ export function createCommandAcceptor(pool: Database["pool"], rounds: number | C
     maxInFlight: MAX_IN_FLIGHT,
   });
 
-  return function accept(command: IncomingCommand): Promise<AcceptOutcome> {
+  function accept(command: IncomingCommand): Promise<AcceptOutcome> {
     const planning = command.kind === "plan" || (command.kind === "iterate" && command.target === "issue");
     return acceptItem({ command, maxRounds: planning ? plan : code });
-  };
+  }
+  return Object.assign(accept, { newestStored: () => newest });
 }
 
 export type CommandAcceptor = ReturnType<typeof createCommandAcceptor>;
