@@ -1,10 +1,12 @@
 /**
  * The Gitea webhook under load: signed `issue_comment` deliveries (HMAC-SHA256 of the raw body in
  * X-Gitea-Signature), each a new `/agent plan` comment, against the ingress service's real route
- * (startHost as main.ts runs it, with INGRESS_CONCURRENCY=0: the route and its dispatch only),
- * side by side with a bare fastify route that checks the same signature and parses the same
- * JSON, both in this process. The intake worker (authorizing every command against the fake
- * Gitea) and the fake Gitea run in one child process, the load generator in another.
+ * (startHost as main.ts runs it, with INGRESS_CONCURRENCY=0: an HTTP-only replica, which stores
+ * each command and asks for its task with a drain job every 20 ms), side by side with a bare
+ * fastify route that checks the same signature and parses the same JSON, both in this process.
+ * The intake worker (making the tasks, authorizing every command against the fake Gitea, queuing
+ * it) and the fake Gitea run in one child process, the load generator in another: on two cores
+ * that work shares the CPU with the route while it is measured, as the floors' requests do not.
  * - latency p50/p99 at a fixed 200 req/s (open loop), aim p99 ≤ 20 ms;
  * - maximum throughput (64 in flight), aim ≥ 0.4× the bare route (issue 22);
  * - p99 against a second floor that makes each delivery durable and nothing more (the bare route
