@@ -1,7 +1,7 @@
 import { createRepositories, type Repositories } from "@ratatoskr/db";
 import { createTestDatabase, type TestDatabase } from "@ratatoskr/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startableHead, waitingPlaces } from "../src/gitea/intake/target-line.ts";
+import { runningCommands, startableHead, waitingLines, waitingPlaces } from "../src/gitea/intake/target-line.ts";
 
 let database: TestDatabase;
 let repos: Repositories;
@@ -64,5 +64,28 @@ describe("an issue's line, read in Postgres", () => {
     expect(await places(key, d)).toEqual([[d, 4]]);
     await repos.applyTransition(a, { type: "user.cancelled" });
     expect(await places(key)).toEqual([[b, 1], [c, 2], [d, 3]]);
+  });
+
+  it("lists the lines where a command waits, by their oldest waiting command, and counts what runs", async () => {
+    const mine = new Set(["acme/line#11", "acme/line#12", "acme/line#13"]);
+    const lines = async () => (await waitingLines(database.db.pool, 200)).filter((k) => mine.has(k));
+    const [a, b, c] = [await command(11), await command(12), await command(11)];
+    const d = await command(13);
+    expect(await lines()).toEqual([]);
+    await authorize(c);
+    await authorize(b);
+    // #12's b came before #11's c (a, ahead of c, awaits authorization); #13's d has not joined a line yet.
+    expect(await lines()).toEqual(["acme/line#12", "acme/line#11"]);
+    await authorize(a);
+    await authorize(d);
+    // a is the oldest waiting command of all: #11 goes first now.
+    expect(await lines()).toEqual(["acme/line#11", "acme/line#12", "acme/line#13"]);
+    const running = await runningCommands(database.db.pool);
+    await repos.applyTransition(a, { type: "command.started" });
+    await repos.applyTransition(b, { type: "command.started" });
+    // a started but c still waits in #11; #12 has no one waiting any more.
+    expect(await lines()).toEqual(["acme/line#11", "acme/line#13"]);
+    expect(await runningCommands(database.db.pool)).toBe(running + 2);
+    expect(await waitingLines(database.db.pool, 1)).toHaveLength(1);
   });
 });

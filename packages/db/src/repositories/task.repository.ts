@@ -2,6 +2,7 @@ import { GITEA_STATUSES, isFinal, LEGACY_EVENT_TYPES, type GiteaCommandKind, typ
 import type { Task } from "../../generated/client.ts";
 import type pg from "pg";
 import type { DbClient } from "../database.ts";
+import { camelRow, prismaLikeTypes } from "../sql/sql-pool.ts";
 import { rememberTaskRow } from "../transitions/sql-transition.ts";
 import { idsInStatus, listTasksByStatus } from "./task-list-sql.ts";
 
@@ -105,8 +106,16 @@ export class TaskRepository {
     });
   }
 
-  findById(id: number): Promise<Task | null> {
-    return this.db.task.findUnique({ where: { id } });
+  /** On the pool when there is one: intake reads a task per command, and Prisma's query costs more CPU. */
+  async findById(id: number): Promise<Task | null> {
+    if (!this.pool) return this.db.task.findUnique({ where: { id } });
+    const { rows } = await this.pool.query<Record<string, unknown>>({
+      name: "rt-task-read-one",
+      text: "SELECT * FROM tasks WHERE id = $1",
+      values: [id],
+      types: prismaLikeTypes,
+    });
+    return rows[0] ? camelRow<Task>(rows[0]) : null;
   }
 
   /** The task of an `/agent` comment: a comment is known by its repository and its id. */

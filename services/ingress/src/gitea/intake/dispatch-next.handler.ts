@@ -3,15 +3,11 @@ import type { Task } from "@ratatoskr/db";
 import type { IntakeDeps } from "./intake-deps.ts";
 import { agentPullRefusal, blockingAgentPull } from "./prepare-work.ts";
 import type { ShownPositions } from "./shown-positions.ts";
-import { startableHead, waitingPlaces } from "./target-line.ts";
+import { runningCommands, startableHead, waitingLines, waitingPlaces } from "./target-line.ts";
 
 /** One lock for every dispatch decision, per schema: replicas and services never start two at once. */
 const LOCK = "SELECT pg_advisory_lock(hashtext(current_schema() || ':gitea-dispatch'))";
 const UNLOCK = "SELECT pg_advisory_unlock(hashtext(current_schema() || ':gitea-dispatch'))";
-
-const WAITING_TARGETS = `
-SELECT target_key FROM tasks WHERE source = 'gitea' AND status = 'queued'
-GROUP BY target_key ORDER BY min(id) LIMIT 200`;
 
 /**
  * Starts what may start (G4): in each issue/PR only the oldest work command, only when nothing
@@ -38,8 +34,7 @@ export async function dispatchNext(deps: IntakeDeps, targetKey: string, shown: S
 }
 
 async function startWhatMay(deps: IntakeDeps, first: string, shown: ShownPositions, joined: number | undefined): Promise<number[]> {
-  const running = await deps.db.prisma.task.count({ where: { source: "gitea", status: "running" } });
-  let slots = deps.maxRunning - running;
+  let slots = deps.maxRunning - (await runningCommands(deps.db.pool));
   const started: number[] = [];
   const moved = new Set<string>();
   const tryTarget = async (key: string) => {
@@ -55,8 +50,7 @@ async function startWhatMay(deps: IntakeDeps, first: string, shown: ShownPositio
   };
   if (slots > 0) await tryTarget(first);
   if (slots > 0) {
-    const others = (await deps.db.pool.query<{ target_key: string }>(WAITING_TARGETS)).rows.map((r) => r.target_key);
-    for (const key of others) {
+    for (const key of await waitingLines(deps.db.pool, 200)) {
       if (slots <= 0) break;
       if (key !== first) await tryTarget(key);
     }

@@ -1,4 +1,5 @@
 import type { JobHandler } from "@ratatoskr/runtime";
+import { coalesceDispatches } from "./dispatch-coalescer.ts";
 import { dispatchNext } from "./dispatch-next.handler.ts";
 import type { IntakeDeps } from "./intake-deps.ts";
 import { failPublish, publishCommand } from "./publish-command.ts";
@@ -15,12 +16,13 @@ export function createIntakeHandler(
   drainCommands: () => Promise<{ settled: number }>,
 ): JobHandler<"intake"> {
   const shown = createShownPositions();
+  const dispatch = coalesceDispatches((targetKey, joined) => dispatchNext(deps, targetKey, shown, joined));
   return async (data, ctx) => {
     switch (data.kind) {
       case "route-command":
         return routeCommand(deps, data.taskId);
       case "dispatch-next":
-        return { started: await dispatchNext(deps, data.targetKey, shown, data.joined) };
+        return { started: await dispatch(data.targetKey, data.joined) };
       case "drain-commands":
         return { settled: (await drainCommands()).settled };
       case "publish":

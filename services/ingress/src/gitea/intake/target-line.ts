@@ -14,15 +14,35 @@ const HOLDING = ["running", "paused"];
 
 const HEAD = `
 SELECT h.id, h.status,
-  EXISTS (SELECT 1 FROM tasks b WHERE b.target_key = $1 AND b.status = ANY($3::text[]) AND b.command_kind = ANY($2::text[])) AS busy
+  EXISTS (SELECT 1 FROM tasks b WHERE b.source = 'gitea' AND b.status = ANY($3::text[]) AND b.target_key = $1
+    AND b.command_kind = ANY($2::text[])) AS busy
 FROM (SELECT id, status FROM tasks WHERE target_key = $1 AND status = ANY($4::text[]) AND command_kind = ANY($2::text[])
   ORDER BY id LIMIT 1) h`;
 
+// Positions are counted, not numbered by a window over the line: a command that joined reads
+// itself and those behind it, plus one count of those ahead (the index's range, nothing else).
 const WAITING = `
-SELECT id, version, pos::int FROM (
-  SELECT id, version, row_number() OVER (ORDER BY id) AS pos FROM tasks
-  WHERE target_key = $1 AND status = 'queued' AND command_kind = ANY($2::text[])
-) w WHERE $3::int IS NULL OR id >= $3::int ORDER BY id`;
+SELECT w.id, w.version, (
+  SELECT count(*) FROM tasks a WHERE a.source = 'gitea' AND a.status = 'queued' AND a.target_key = $1
+    AND a.command_kind = ANY($2::text[]) AND a.id < w0.from_id
+)::int + row_number() OVER (ORDER BY w.id)::int AS pos
+FROM (SELECT coalesce($3::int, 0) AS from_id) w0
+JOIN tasks w ON w.source = 'gitea' AND w.status = 'queued' AND w.target_key = $1
+  AND w.command_kind = ANY($2::text[]) AND w.id >= w0.from_id
+ORDER BY w.id`;
+
+// The issues/PRs with a waiting command, oldest first: one index probe per line (a loose scan of
+// source, status, target_key, id) rather than a pass over every waiting command.
+const WAITING_LINES = `
+WITH RECURSIVE lines AS (
+  (SELECT target_key, id FROM tasks WHERE source = 'gitea' AND status = 'queued' AND target_key IS NOT NULL
+    ORDER BY target_key, id LIMIT 1)
+  UNION ALL
+  SELECT n.target_key, n.id FROM lines l CROSS JOIN LATERAL (
+    SELECT target_key, id FROM tasks WHERE source = 'gitea' AND status = 'queued' AND target_key > l.target_key
+    ORDER BY target_key, id LIMIT 1) n
+)
+SELECT target_key FROM lines ORDER BY id LIMIT $1::int`;
 
 /** The command whose turn it is, if one may start now: the line's oldest is queued and nothing runs or is paused there. */
 export async function startableHead(pool: Database["pool"], targetKey: string): Promise<number | undefined> {
@@ -50,4 +70,19 @@ export async function waitingPlaces(pool: Database["pool"], targetKey: string, f
     values: [targetKey, WORK_COMMANDS, fromId ?? null],
   });
   return rows;
+}
+
+/** The issues/PRs where a command waits, in the order their oldest waiting command arrived (at most `limit`). */
+export async function waitingLines(pool: Database["pool"], limit: number): Promise<string[]> {
+  const { rows } = await pool.query<{ target_key: string }>({ name: "rt-gitea-waiting-lines", text: WAITING_LINES, values: [limit] });
+  return rows.map((r) => r.target_key);
+}
+
+/** Gitea commands running now, over every issue/PR (GITEA_MAX_RUNNING caps it). */
+export async function runningCommands(pool: Database["pool"]): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>({
+    name: "rt-gitea-running",
+    text: "SELECT count(*)::int AS n FROM tasks WHERE source = 'gitea' AND status = 'running'",
+  });
+  return rows[0]?.n ?? 0;
 }
