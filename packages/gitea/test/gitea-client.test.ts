@@ -45,6 +45,33 @@ describe("GiteaClient", () => {
     expect(await client.permission(repo, "stranger")).toBe("none");
   });
 
+  it("makes one request for identical reads asked while it is in flight, and keeps nothing after", async () => {
+    const before = gitea.requests.length;
+    const reads = await Promise.all([
+      client.permission(repo, "writer"),
+      client.permission(repo, "writer"),
+      client.permission(repo, "reader"),
+      client.getIssue(repo, 1),
+      client.getIssue(repo, 1),
+    ]);
+    expect(reads.slice(0, 3)).toEqual(["write", "write", "read"]);
+    expect(reads.slice(3).map((i) => (i as { title?: string }).title)).toEqual(["Button is blue", "Button is blue"]);
+    // writer's permission and the issue once each, reader's permission apart.
+    expect(gitea.requests.length - before).toBe(3);
+
+    // Answered: the next read asks again and sees a change.
+    gitea.setPermission("acme/web", "writer", "read");
+    expect(await client.permission(repo, "writer")).toBe("read");
+    gitea.setPermission("acme/web", "writer", "write");
+    expect(gitea.requests.length - before).toBe(4);
+
+    // A failed read fails everyone who shared it, and is not remembered either.
+    gitea.injectFault({ status: 404, times: 1, path: /issues\/1$/ });
+    const shared = await Promise.allSettled([client.getIssue(repo, 1), client.getIssue(repo, 1)]);
+    expect(shared.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    expect((await client.getIssue(repo, 1)).title).toBe("Button is blue");
+  });
+
   it("retries 5xx and 429 answers and succeeds", async () => {
     gitea.injectFault({ status: 503, times: 2, path: /issues\/1$/ });
     gitea.injectFault({ status: 429, times: 1, path: /issues\/1$/ });

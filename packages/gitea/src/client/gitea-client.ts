@@ -62,6 +62,8 @@ export class GiteaClient {
   readonly baseUrl: string;
   private readonly api: Api<unknown>;
   private readonly timeoutMs: number;
+  /** Reads in flight by what they read: identical concurrent reads share one request. */
+  private readonly reading = new Map<string, Promise<unknown>>();
 
   constructor(options: GiteaClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
@@ -90,6 +92,19 @@ export class GiteaClient {
     return data;
   }
 
+  /**
+   * One request for identical reads asked while it is in flight (a burst of commands on one issue
+   * reads its permission and the issue once); nothing is kept after it answers. Callers share the
+   * answer and must not change it.
+   */
+  private shared<T>(key: string, read: () => Promise<T>): Promise<T> {
+    const inFlight = this.reading.get(key);
+    if (inFlight) return inFlight as Promise<T>;
+    const request = read().finally(() => this.reading.delete(key));
+    this.reading.set(key, request);
+    return request;
+  }
+
   /** The account the token belongs to (the bot). */
   currentUser(): Promise<User> {
     return this.call("userGetCurrent", "token owner", (signal) => this.api.user.userGetCurrent({ signal }));
@@ -103,8 +118,11 @@ export class GiteaClient {
 
   /** The user's permission on the repository; `none` when they are no collaborator (403/404). */
   async permission({ owner, repo }: RepoRef, login: string): Promise<RepoPermission> {
-    const result = await this.call("repoGetRepoPermissions", `${owner}/${repo} for ${login}`, (signal) =>
-      this.api.repos.repoGetRepoPermissions(owner, repo, login, { signal }),
+    const target = `${owner}/${repo} for ${login}`;
+    const result = await this.shared(`permission ${target}`, () =>
+      this.call("repoGetRepoPermissions", target, (signal) =>
+        this.api.repos.repoGetRepoPermissions(owner, repo, login, { signal }),
+      ),
     ).catch((err: unknown) => {
       if (err instanceof GiteaApiError && (err.status === 403 || err.status === 404))
         return { permission: "none" };
@@ -115,8 +133,9 @@ export class GiteaClient {
   }
 
   getIssue({ owner, repo }: RepoRef, index: number): Promise<Issue> {
-    return this.call("issueGetIssue", `${owner}/${repo}#${index}`, (signal) =>
-      this.api.repos.issueGetIssue(owner, repo, index, { signal }),
+    const target = `${owner}/${repo}#${index}`;
+    return this.shared(`issue ${target}`, () =>
+      this.call("issueGetIssue", target, (signal) => this.api.repos.issueGetIssue(owner, repo, index, { signal })),
     );
   }
 
@@ -161,8 +180,11 @@ export class GiteaClient {
   }
 
   getPullRequest({ owner, repo }: RepoRef, index: number): Promise<PullRequest> {
-    return this.call("repoGetPullRequest", `${owner}/${repo}!${index}`, (signal) =>
-      this.api.repos.repoGetPullRequest(owner, repo, index, { signal }),
+    const target = `${owner}/${repo}!${index}`;
+    return this.shared(`pull ${target}`, () =>
+      this.call("repoGetPullRequest", target, (signal) =>
+        this.api.repos.repoGetPullRequest(owner, repo, index, { signal }),
+      ),
     );
   }
 
