@@ -89,6 +89,22 @@ describe("Gitea commands", () => {
     }
   });
 
+  it("a burst of commands joining one line at once: each status comment ends at its own place, and they run in order", async () => {
+    const n = h.gitea.addIssue(REPO, "Burst").number!;
+    const head = await h.command(n, "/agent plan");
+    await h.waitForStatus(head.id, "running");
+    const burst = await Promise.all(["a", "b", "c", "d", "e", "f"].map((w) => h.command(n, `/agent discuss ${w}`)));
+    const line = [...burst].sort((x, y) => x.id - y.id);
+    for (const [i, task] of line.entries()) await h.waitForStatusComment(n, task.id, `🕒 queued — position ${i + 1}`);
+    await finish(head);
+    for (const [i, task] of line.entries()) {
+      await h.waitForStatus(task.id, "running");
+      const behind = line.slice(i + 1).map((t) => t.id);
+      expect(await h.prisma.task.count({ where: { id: { in: behind }, status: { not: "queued" } } })).toBe(0);
+      await finish(task);
+    }
+  });
+
   it("starts at most GITEA_MAX_RUNNING commands over all issues, and the next when one ends", async () => {
     const numbers = [1, 2, 3].map((i) => h.gitea.addIssue(REPO, `Limit ${i}`).number!);
     const tasks = [];
