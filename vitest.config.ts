@@ -31,9 +31,9 @@ export default defineConfig({
     isolate: false,
     // vitest's default is one fork fewer than the cores: on two cores, one file at a time. Most
     // files wait on processes they started (opencode, services, git) or on timers (the chaos
-    // trials' outages), so one more file than cores runs side by side: on two cores 825 s against
-    // 895 s with two (the CPU 93 % busy on average), once the services were bundled.
-    maxWorkers: Number(process.env.VITEST_MAX_WORKERS ?? availableParallelism() + 1),
+    // trials' outages), so two more files than cores run side by side: on two cores 415 and 416 s
+    // against 455 s with three (CPU 91-93 % busy), and 895 s with two on an earlier machine.
+    maxWorkers: Number(process.env.VITEST_MAX_WORKERS ?? availableParallelism() + 2),
     sequence: { sequencer: E2eFirstSequencer },
     testTimeout: 30_000,
     hookTimeout: 60_000,
