@@ -6,8 +6,9 @@
  * keeps ~4 MB of every directory, for good), the other behind deploy/opencode/recycle.mjs with
  * OPENCODE_RECYCLE_MB set to 15% above what the first held after the first 10 tasks, so it is
  * restarted between turns whenever it grows past that. Printed: each server's RSS (its whole
- * process group, the relay included) after the first 10 tasks and after all of them, the recycles,
- * and each server's tasks per minute (what the restarts cost). Aim: the recycled server flat
+ * process group, the relay included; each the lowest of three readings, as the relay reads it)
+ * after the first 10 tasks and after all of them, its low / median / peak while the rest ran, the
+ * recycles, and each server's tasks per minute (what the restarts cost). Aim: the recycled server flat
  * within 20% of its RSS after 10 tasks. opencode's own release route (`POST /instance/dispose`)
  * was measured here before and leaves more behind than it frees (100 tasks: 4.1 GB disposed,
  * 1.0 GB kept), so nothing calls it. `--smoke`: 6 tasks, no aims.
@@ -17,7 +18,11 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createOpencodeClient, type OpencodeClient } from "../packages/opencode/src/index.ts";
 import { reply, startOpencodeServer, startScriptedModel, type OpencodeServer } from "../packages/testkit/src/index.ts";
-import { benchMain, ratioRow, type BenchRow } from "./lib/bench-harness.ts";
+import { benchMain, percentile, ratioRow, type BenchRow } from "./lib/bench-harness.ts";
+// @ts-expect-error -- plain ESM shipped beside recycle.mjs, no type declarations
+import { steadyGroupRss as steadyGroupRssUntyped } from "../deploy/opencode/group-memory.mjs";
+
+const steadyGroupRss = steadyGroupRssUntyped as (pgid: number, limitBytes: number, opts: { read: () => number }) => Promise<number>;
 
 const AIM_RATIO = 1.2;
 const WARM_TASKS = 10;
@@ -43,6 +48,14 @@ function groupRss(server: OpencodeServer): number {
     stack.push(...(children.get(pid) ?? []));
   }
   return total;
+}
+
+/**
+ * The lowest of three readings 50 ms apart: while opencode starts a process the child shows
+ * opencode's whole RSS until it execs, and one reading can count the server twice.
+ */
+function steadyRss(server: OpencodeServer): Promise<number> {
+  return steadyGroupRss(server.processGroup, 0, { read: () => groupRss(server) });
 }
 
 async function taskDir(server: OpencodeServer, i: number): Promise<string> {
@@ -78,13 +91,37 @@ interface Variant {
   client: OpencodeClient;
   afterWarm: number;
   end: number;
+  /** RSS read every SAMPLE_MS while the tasks after the warm-up ran: the recycled one's sawtooth. */
+  samples: number[];
   tasksPerMin: number;
 }
 
-async function finish(variant: Omit<Variant, "end" | "tasksPerMin">, first: number, tasks: number): Promise<Variant> {
+const SAMPLE_MS = 500;
+
+async function finish(variant: Omit<Variant, "end" | "samples" | "tasksPerMin">, first: number, tasks: number): Promise<Variant> {
   const started = Date.now();
-  await runTasks(variant.server, variant.client, first, tasks, () => {});
-  return { ...variant, end: groupRss(variant.server), tasksPerMin: ((tasks - first) * 60_000) / (Date.now() - started) };
+  const samples: number[] = [];
+  let running = true;
+  const sampling = (async () => {
+    while (running) {
+      samples.push(await steadyRss(variant.server));
+      await new Promise((r) => setTimeout(r, SAMPLE_MS));
+    }
+  })();
+  try {
+    await runTasks(variant.server, variant.client, first, tasks, () => {});
+  } finally {
+    running = false;
+    await sampling;
+  }
+  return { ...variant, end: await steadyRss(variant.server), samples, tasksPerMin: ((tasks - first) * 60_000) / (Date.now() - started) };
+}
+
+/** Lowest, median and highest of the samples, in MB. */
+function spread(samples: number[]): string {
+  const mb = samples.map((b) => b / MB).sort((a, b) => a - b);
+  if (mb.length === 0) return "no samples";
+  return `while they ran ${mb[0]!.toFixed(0)} / ${percentile(mb, 50).toFixed(0)} / ${mb.at(-1)!.toFixed(0)} MB (low / median / peak, ${mb.length} samples)`;
 }
 
 async function run({ smoke }: { smoke: boolean }): Promise<BenchRow[]> {
@@ -106,7 +143,7 @@ async function run({ smoke }: { smoke: boolean }): Promise<BenchRow[]> {
     const keptServer = await startOpencodeServer({ provider: { baseUrl: model.url }, agents });
     const keptClient = connect(keptServer);
     await runTasks(keptServer, keptClient, 0, warm, () => {});
-    const keptWarm = groupRss(keptServer);
+    const keptWarm = await steadyRss(keptServer);
     const limitMb = Math.round((keptWarm / MB) * 1.15);
     const recycledServer = await startOpencodeServer({
       provider: { baseUrl: model.url },
@@ -117,11 +154,13 @@ async function run({ smoke }: { smoke: boolean }): Promise<BenchRow[]> {
     await runTasks(recycledServer, recycledClient, 0, warm, () => {});
     const [kept, recycled] = await Promise.all([
       finish({ name: "kept", server: keptServer, client: keptClient, afterWarm: keptWarm }, warm, tasks),
-      finish({ name: `recycled over ${limitMb} MB`, server: recycledServer, client: recycledClient, afterWarm: groupRss(recycledServer) }, warm, tasks),
+      finish({ name: `recycled over ${limitMb} MB`, server: recycledServer, client: recycledClient, afterWarm: await steadyRss(recycledServer) }, warm, tasks),
     ]);
     const recycles = (recycledServer.output().match(/"msg":"opencode recycled"/g) ?? []).length;
     for (const r of [kept, recycled]) {
-      console.log(`${r.name}: RSS after ${warm} tasks ${(r.afterWarm / MB).toFixed(0)} MB, after ${tasks} ${(r.end / MB).toFixed(0)} MB; ${r.tasksPerMin.toFixed(1)} tasks/min after the first ${warm}`);
+      console.log(
+        `${r.name}: RSS after ${warm} tasks ${(r.afterWarm / MB).toFixed(0)} MB, after ${tasks} ${(r.end / MB).toFixed(0)} MB, ${spread(r.samples)}; ${r.tasksPerMin.toFixed(1)} tasks/min after the first ${warm}`,
+      );
     }
     console.log(`recycled ${recycles} times`);
     return [
@@ -142,6 +181,9 @@ async function run({ smoke }: { smoke: boolean }): Promise<BenchRow[]> {
           floor: recycled.afterWarm / MB,
           unit: "MB",
           maxRatio: AIM_RATIO,
+          // One reading of a sawtooth: it lands anywhere between a fresh server and the limit plus
+          // what grows before the next lull; the spread says where the teeth are.
+          note: `one reading at the end; ${spread(recycled.samples)}`,
         },
       ),
     ];

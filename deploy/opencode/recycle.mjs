@@ -18,11 +18,11 @@
 //
 // Usage: recycle.mjs HOST PORT -- COMMAND... (COMMAND gets `--hostname 127.0.0.1 --port P` added).
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import { createDirectoryLoads, isNewSession, jsonField, promptedSession, readBody } from "./directory-loads.mjs";
+import { steadyGroupRss } from "./group-memory.mjs";
 
 const [host, portText, separator, ...command] = process.argv.slice(2);
 if (!host || !portText || separator !== "--" || command.length === 0) {
@@ -124,23 +124,6 @@ async function waitHealthy(timeoutMs) {
 }
 
 const activeSessions = async () => Object.keys(JSON.parse(await request("GET", "/api/session/active", 5_000)).data ?? {}).length;
-
-/** RSS of every process in opencode's group (bwrap, opencode, its tools), from /proc. */
-function groupRss(pgid) {
-  let total = 0;
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]) !== pgid) continue;
-      const rss = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-      total += rss ? Number(rss[1]) * 1024 : 0;
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return total;
-}
 
 // ---- the relay ----
 
@@ -289,7 +272,7 @@ let lastRecycleAt = Date.now();
 
 async function maybeRecycle() {
   if (Date.now() - lastRecycleAt < minGapMs) return;
-  const rss = groupRss(child.pid);
+  const rss = await steadyGroupRss(child.pid, limitBytes);
   if (rss < limitBytes) return;
   draining = true;
   const until = Date.now() + drainMs;
