@@ -100,7 +100,8 @@ const TELEGRAM_LEGAL: Array<[TaskStatus, TelegramEvent["type"], TaskStatus, stri
 const GITEA_LEGAL: Array<[TaskStatus, GiteaEvent["type"], TaskStatus, string[]]> = [
   // Joining the line: only its own place and those behind it can have moved.
   ["received", "command.authorized", "queued", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4","joined":9}']],
-  ["received", "command.rejected", "rejected", []],
+  // Turned away at authorization: a command behind it may have waited for it.
+  ["received", "command.rejected", "rejected", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
   ["queued", "command.rejected", "rejected", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
   ["queued", "command.started", "running", ['dev:{"v":1,"taskId":9,"kind":"implement","round":1}']],
   ["running", "run.succeeded", "success", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
@@ -247,6 +248,21 @@ describe("gitea lifecycle", () => {
   );
   it.each(illegal)("refuses %s + %s", (from, _type, event) => {
     expect(reduceTask(giteaTask(from), event).ok).toBe(false);
+  });
+
+  it.each([
+    ["cancel", "command.answered", "success", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
+    ["cancel", "command.rejected", "rejected", ['intake:{"v":1,"kind":"dispatch-next","targetKey":"acme/app#4"}']],
+    ["status", "command.answered", "success", []],
+    ["status", "command.rejected", "rejected", []],
+    ["continue", "command.answered", "success", []],
+  ] as const)("/agent %s leaving received (%s → %s) looks at its line again only if it held it back", (kind, eventType, to, jobs) => {
+    const task = giteaTask("received", { command: { kind, target: "issue", targetKey: "acme/app#4" } });
+    const event: GiteaEvent = eventType === "command.answered" ? { type: eventType } : { type: eventType, reason: "permission" };
+    const result = reduceTask(task, event);
+    if (!result.ok) throw new Error(`refused: ${result.refusal.reason}`);
+    expect(result.task.status).toBe(to);
+    expect(jobsOf(result.effects)).toEqual(jobs);
   });
 
   it.each([

@@ -201,6 +201,38 @@ describe("Gitea commands", () => {
     await h.waitForStatusComment(n, cancelAgain.id, `Cancelled \`discuss\` (#${next.id})`);
   });
 
+  it("/agent cancel right behind a command still being authorized cancels that command, which never runs", async () => {
+    const n = h.gitea.addIssue(REPO, "Cancel at once").number!;
+    // The plan's issue read is slow: it is still being authorized when the cancel is routed.
+    h.gitea.injectFault({ method: "GET", path: new RegExp(`/issues/${n}$`), delayMs: 1_500 });
+    const plan = await h.command(n, "/agent plan");
+    const cancel = await h.command(n, "/agent cancel");
+    await h.waitForStatus(plan.id, "cancelled");
+    await h.waitForStatusComment(n, cancel.id, "✅ done", `Cancelled \`plan\` (#${plan.id}) by @alice`);
+    const ran = await h.prisma.taskEvent.count({ where: { taskId: plan.id, toStatus: "running" } });
+    expect(ran).toBe(0);
+  });
+
+  it("/agent status right behind a command still being authorized shows it only once it may wait in line", async () => {
+    const n = h.gitea.addIssue(REPO, "Status at once").number!;
+    h.gitea.injectFault({ method: "GET", path: /\/collaborators\/mallory\/permission$/, delayMs: 1_500 });
+    const refused = await h.command(n, "/agent plan", "mallory");
+    const status = await h.command(n, "/agent status");
+    await h.waitForStatus(refused.id, "rejected");
+    await h.waitForStatusComment(n, status.id, "✅ done", "Nothing is running or waiting here.");
+  });
+
+  it("a command turned away while the one behind it waits for it lets that one run", async () => {
+    const n = h.gitea.addIssue(REPO, "Refused ahead").number!;
+    h.gitea.injectFault({ method: "GET", path: /\/collaborators\/mallory\/permission$/, delayMs: 1_500 });
+    const refused = await h.command(n, "/agent plan", "mallory");
+    const next = await h.command(n, "/agent plan");
+    await h.waitForStatus(next.id, "queued");
+    await h.waitForStatus(refused.id, "rejected");
+    await h.waitForStatus(next.id, "running");
+    await finish(next);
+  });
+
   it("recreates a deleted status comment exactly once, even with ten reconciles racing", async () => {
     const n = h.gitea.addIssue(REPO, "Deleted").number!;
     const task = await h.command(n, "/agent plan");

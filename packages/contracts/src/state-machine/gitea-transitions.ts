@@ -50,6 +50,16 @@ function isControl(task: TaskSnapshot): boolean {
 }
 
 /**
+ * A command leaving `received` that others may be waiting for: a work command ahead of them in
+ * its line (turned away at authorization), or a `/agent cancel` that holds back the start of the
+ * commands before it (it may be meant for them). The line is looked at again.
+ */
+function releasesLine(task: TaskSnapshot): TaskEffect[] {
+  if (!task.command) return [];
+  return task.command.kind === "cancel" || !isControl(task) ? [dispatchNext(task)] : [];
+}
+
+/**
  * The Gitea door's front phase: a command is received, authorized into its issue/PR's line (or
  * rejected), and started when its turn comes; from `running` on, the pipeline takes it.
  */
@@ -61,12 +71,12 @@ export function giteaTransition(task: TaskSnapshot, event: GiteaFrontEvent): Tra
       return ok(task, "queued", [dispatchNext(task, true)], { budgetUsd: event.budgetUsd ?? null });
     case "command.answered":
       if (status !== "received" || !isControl(task)) return refuse(task, event.type, "illegal");
-      return ok(task, "success", []);
+      return ok(task, "success", releasesLine(task));
     case "command.rejected":
       // From `queued`: a command refused when its turn came (e.g. an agent PR opened meanwhile).
       if (status === "queued") return ok(task, "rejected", [dispatchNext(task)]);
       if (status !== "received") return refuse(task, event.type, "illegal");
-      return ok(task, "rejected", []);
+      return ok(task, "rejected", releasesLine(task));
     case "command.started":
       if (status !== "queued") return refuse(task, event.type, "illegal");
       // A continued timeout (it has a round) resumes its dev session in the round it stopped in (P4).

@@ -4,6 +4,7 @@ import { agentUsage } from "@ratatoskr/gitea";
 import { skipped } from "@ratatoskr/runtime";
 import { continueCommand, stopCommand } from "./budget-command.ts";
 import { cancelCommand } from "./cancel-command.ts";
+import { earlierCommandsRouted } from "./earlier-commands.ts";
 import type { IntakeDeps } from "./intake-deps.ts";
 import { prepareWork } from "./prepare-work.ts";
 import { queueEntries, renderQueue } from "./target-queue.ts";
@@ -13,7 +14,8 @@ const MAY_RUN = new Set(["write", "admin", "owner"]);
 /**
  * Authorizes and routes one stored command (G2, G3, G7): rejected unless the commenter has
  * write, admin or owner permission; a usage answer for unknown subcommands; `status`, `cancel`,
- * `continue` and `stop` answered at once; work commands queued for their issue/PR.
+ * `continue` and `stop` answered at once (`status` and `cancel` once the commands posted before
+ * them are in the line or turned away); work commands queued for their issue/PR.
  */
 export async function routeCommand(deps: IntakeDeps, taskId: number) {
   const task = await deps.repos.tasks.findById(taskId);
@@ -45,6 +47,8 @@ export async function routeCommand(deps: IntakeDeps, taskId: number) {
       },
     );
   }
+  if ((task.commandKind === "status" || task.commandKind === "cancel") && !(await earlierCommandsRouted(deps.db.pool, task)))
+    deps.logger.warn({ taskId: task.id, targetKey: task.targetKey }, "an earlier command here is still being authorized; answering without it");
   if (task.commandKind === "status") {
     const entries = queueEntries(await deps.repos.tasks.listTargetQueue(task.targetKey ?? ""));
     return settle(deps, task, { type: "command.answered" }, { resultText: renderQueue(entries) });

@@ -12,10 +12,13 @@ const IN_LINE = GITEA_STATUSES.filter((status) => !isFinal(status));
 /** A command paused by its budget still holds its line: the next one waits for continue or stop. */
 const HOLDING = ["running", "paused"];
 
+// A cancel behind the head not answered yet may be meant for it: the head waits for it (G7).
 const HEAD = `
 SELECT h.id, h.status,
   EXISTS (SELECT 1 FROM tasks b WHERE b.source = 'gitea' AND b.status = ANY($3::text[]) AND b.target_key = $1
-    AND b.command_kind = ANY($2::text[])) AS busy
+    AND b.command_kind = ANY($2::text[])) AS busy,
+  EXISTS (SELECT 1 FROM tasks c WHERE c.source = 'gitea' AND c.status = 'received' AND c.target_key = $1
+    AND c.id > h.id AND c.command_kind = 'cancel') AS held
 FROM (SELECT id, status FROM tasks WHERE target_key = $1 AND status = ANY($4::text[]) AND command_kind = ANY($2::text[])
   ORDER BY id LIMIT 1) h`;
 
@@ -44,15 +47,18 @@ WITH RECURSIVE lines AS (
 )
 SELECT target_key FROM lines ORDER BY id LIMIT $1::int`;
 
-/** The command whose turn it is, if one may start now: the line's oldest is queued and nothing runs or is paused there. */
+/**
+ * The command whose turn it is, if one may start now: the line's oldest is queued, nothing runs or
+ * is paused there, and no `/agent cancel` posted after it waits to be answered.
+ */
 export async function startableHead(pool: Database["pool"], targetKey: string): Promise<number | undefined> {
-  const { rows } = await pool.query<{ id: number; status: string; busy: boolean }>({
+  const { rows } = await pool.query<{ id: number; status: string; busy: boolean; held: boolean }>({
     name: "rt-gitea-line-head",
     text: HEAD,
     values: [targetKey, WORK_COMMANDS, HOLDING, IN_LINE],
   });
   const head = rows[0];
-  return head && head.status === "queued" && !head.busy ? head.id : undefined;
+  return head && head.status === "queued" && !head.busy && !head.held ? head.id : undefined;
 }
 
 /** A waiting command and its place in the line (1 = next to start). */
