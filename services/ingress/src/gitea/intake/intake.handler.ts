@@ -1,9 +1,9 @@
-import type { JobHandler } from "@ratatoskr/runtime";
+import { isPermanentError, type JobHandler } from "@ratatoskr/runtime";
 import { coalesceDispatches } from "./dispatch-coalescer.ts";
 import { dispatchNext } from "./dispatch-next.handler.ts";
 import type { IntakeDeps } from "./intake-deps.ts";
 import { failPublish, publishCommand } from "./publish-command.ts";
-import { routeCommand } from "./route-command.handler.ts";
+import { failRoute, routeCommand } from "./route-command.handler.ts";
 import { createShownPositions } from "./shown-positions.ts";
 
 /**
@@ -20,7 +20,12 @@ export function createIntakeHandler(
   return async (data, ctx) => {
     switch (data.kind) {
       case "route-command":
-        return routeCommand(deps, data.taskId);
+        try {
+          return await routeCommand(deps, data.taskId);
+        } catch (err) {
+          if (lastTry(ctx.job, err)) await failRoute(deps, data.taskId, err);
+          throw err;
+        }
       case "dispatch-next":
         return { started: await dispatch(data.targetKey, data.joined) };
       case "drain-commands":
@@ -30,10 +35,14 @@ export function createIntakeHandler(
           return await publishCommand(deps, data.taskId);
         } catch (err) {
           // Gitea stayed unreachable through every attempt: the command fails saying so, never hangs.
-          if (ctx.job.attemptsMade + 1 >= (ctx.job.opts.attempts ?? 1) || (err as { permanent?: boolean }).permanent)
-            await failPublish(deps, data.taskId, err);
+          if (lastTry(ctx.job, err)) await failPublish(deps, data.taskId, err);
           throw err;
         }
     }
   };
+}
+
+/** This attempt was the job's last: its attempts are spent, or the error says retrying cannot help. */
+function lastTry(job: { attemptsMade: number; opts: { attempts?: number } }, err: unknown): boolean {
+  return job.attemptsMade + 1 >= (job.opts.attempts ?? 1) || isPermanentError(err);
 }

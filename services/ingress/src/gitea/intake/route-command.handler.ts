@@ -73,3 +73,21 @@ async function settle(deps: IntakeDeps, task: Task, event: TaskEvent, patch: Tas
     throw err;
   }
 }
+
+/**
+ * The route job gave up (Gitea unreachable through every attempt, or refusing a read such as a
+ * deleted issue): the command is turned away saying why, so it never hangs `received` and the
+ * commands behind it in its line are not held up by it.
+ */
+export async function failRoute(deps: IntakeDeps, taskId: number, err: unknown): Promise<void> {
+  const why = err instanceof Error ? err.message : String(err);
+  await deps
+    .transition(
+      taskId,
+      { type: "command.rejected", reason: "unroutable" },
+      { patch: { failureReason: `the command could not be checked with Gitea: ${why}. Post it again once Gitea answers.` } },
+    )
+    .catch((failure: unknown) => {
+      if (!(failure instanceof IllegalTransitionError)) throw failure;
+    });
+}
