@@ -24,6 +24,7 @@ export * from "./follow-ups/follow-up.dispatcher.ts";
 export { toJobRequest } from "./follow-ups/follow-up-job.ts";
 export {
   listAwaitingAnalysis,
+  listAwaitingAuthorization,
   listAwaitingDevOrReview,
   listAwaitingPostmortem,
   type AwaitedFollowUp,

@@ -13,7 +13,8 @@ import { createLogger, createQueues, createRedisConnection, type QueueSet, type 
 import { startOwnRedis, type OwnRedis } from "@ratatoskr/testkit";
 import { createTestDatabase, type TestDatabase } from "@ratatoskr/testkit/vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sweepAnalyses } from "../src/maintenance/analysis-sweeper.ts";
+import { sweepStep } from "@ratatoskr/pipeline";
+import { plannerStep, sweepAnalyses } from "../src/maintenance/analysis-sweeper.ts";
 
 const logger = createLogger({ service: "analysis-sweeper-test", level: "silent" });
 const PREFIX = "sweeper-test";
@@ -149,3 +150,50 @@ async function until(check: () => Promise<boolean>, timeoutMs = 30_000): Promise
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** A Gitea `/agent plan` running its planner, whose job was queued. */
+async function commandPlanning(commentId: number) {
+  const task = await database.db.prisma.task.create({
+    data: {
+      source: "gitea",
+      status: "running",
+      round: 1,
+      repoOwner: "acme",
+      repoName: "web",
+      targetType: "issue",
+      targetNumber: 1,
+      targetKey: "acme/web#1",
+      commandKind: "plan",
+      requesterLogin: "alice",
+      commentId: BigInt(commentId),
+      maxTurns: 0,
+      maxRounds: 3,
+    },
+  });
+  const jobId = `${task.id}-analyst-2`;
+  await database.db.prisma.followUp.create({ data: { taskId: task.id, queue: QUEUE.analyst, jobId, data: { v: 1, taskId: task.id, kind: "plan" }, createdAt: new Date(), dispatchedAt: new Date() } });
+  return { taskId: task.id, jobId };
+}
+
+describe("planner sweep (a Gitea command's plan, Redis lost)", () => {
+  const sweepPlanner = (step = plannerStep({ prisma: database.db.prisma, queues, transition })) =>
+    sweepStep({ dispatcher, logger, graceMs: 0 }, step);
+
+  it("enqueues again a planner job a wiped Redis lost, under the same id", async () => {
+    const { taskId, jobId } = await commandPlanning(9_001);
+    await redis.wipe();
+    expect(await sweepPlanner()).toEqual({ requeued: 1, released: 0 });
+    expect((await queues.queues.analyst.getJob(jobId))?.data).toMatchObject({ taskId, kind: "plan" });
+    await database.db.prisma.task.update({ where: { id: taskId }, data: { status: "success" } });
+  });
+
+  it("fails a command whose planner job ended without reporting back, saying so and how to retry", async () => {
+    const { taskId } = await commandPlanning(9_002);
+    const step = plannerStep({ prisma: database.db.prisma, queues, transition });
+    const result = await sweepPlanner({ ...step, waiting: async () => (await step.waiting()).filter((s) => s.taskId === taskId), jobState: async () => "failed" });
+    expect(result).toEqual({ requeued: 0, released: 1 });
+    const task = await database.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+    expect(task.status).toBe("failed");
+    expect(task.failureReason).toMatch(/^the planner ended without reporting back; /);
+  });
+});

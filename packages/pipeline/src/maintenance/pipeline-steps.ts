@@ -9,15 +9,16 @@ import type { SweptStep } from "./step-sweeper.ts";
 export const STEP_SWEEP_CONFIG_SCHEMA = {
   intervalMs: envDurationMs("PIPELINE_SWEEP_INTERVAL_MS", {
     default: 10_000,
-    description: "How often tasks waiting on a dev, review or postmortem job are checked against BullMQ (Redis lost, stalled out)",
+    description: "How often tasks waiting on a job (dev, review, postmortem; a Gitea command's authorization, publishing and turn in its line) are checked against BullMQ (Redis lost, stalled out)",
   }),
   graceMs: envDurationMs("PIPELINE_SWEEP_GRACE_MS", {
     default: 30_000,
-    description: "A dev, review or postmortem job younger than this is not judged missing or dead by the sweep",
+    description: "A job (or a command's turn) younger than this is not judged missing or dead by the sweep",
   }),
 };
 
-type StepQueue = typeof QUEUE.dev | typeof QUEUE.review;
+/** A step of a task that runs: a dev round, a review, or a command's planner (the analyst queue). */
+type StepQueue = typeof QUEUE.dev | typeof QUEUE.review | typeof QUEUE.analyst;
 
 export interface RunningStepDeps {
   prisma: PrismaClient;
@@ -25,7 +26,7 @@ export interface RunningStepDeps {
   transition: TransitionFn;
 }
 
-const STEP_NAMES: Record<StepQueue, string> = { dev: "dev round", review: "review" };
+const STEP_NAMES: Record<StepQueue, string> = { dev: "dev round", review: "review", analyst: "planner" };
 
 /** What the person reads when the step's job ended outside its handler: how it really ended. */
 export function lostStepReason(queue: StepQueue, end: JobEnd, task: { id: number; source: TaskSource }): string {

@@ -1,6 +1,6 @@
 import { QUEUE } from "@ratatoskr/contracts";
 import { listAwaitingAnalysis, TaskEventRepository, type FollowUpDispatcher, type PrismaClient } from "@ratatoskr/db";
-import { readJobEnd, startStepSweeper, sweepStep, type SweepResult, type SweptStep } from "@ratatoskr/pipeline";
+import { readJobEnd, runningStep, startStepSweeper, sweepStep, type SweepResult, type SweptStep } from "@ratatoskr/pipeline";
 import type { Logger, QueueSet } from "@ratatoskr/runtime";
 import { lostAnalysisProblem, releaseFailedAnalysis, type TransitionFn } from "../handlers/settle-analysis.ts";
 
@@ -36,11 +36,20 @@ export function analysisStep(deps: Omit<AnalysisSweeperDeps, "dispatcher" | "log
   };
 }
 
+/** A running command's planner (its plan or answer, G3): the running-step sweep on the analyst queue. */
+export function plannerStep(deps: Omit<AnalysisSweeperDeps, "dispatcher" | "logger" | "graceMs">): SweptStep {
+  return runningStep(deps, QUEUE.analyst);
+}
+
 export function sweepAnalyses(deps: AnalysisSweeperDeps): Promise<SweepResult> {
   return sweepStep(deps, analysisStep(deps));
 }
 
-/** Runs the analysis sweep every `intervalMs`; the returned function stops it. */
+/**
+ * Runs the analysis sweep every `intervalMs`, with the planner's: a running command's plan or
+ * answer whose job Redis lost is queued again, one whose job ended without reporting back fails
+ * the command saying how. The returned function stops it.
+ */
 export function startAnalysisSweeper(deps: AnalysisSweeperDeps & { intervalMs: number }): () => Promise<void> {
-  return startStepSweeper({ ...deps, name: "analysis-sweeper" }, [analysisStep(deps)]);
+  return startStepSweeper({ ...deps, name: "analysis-sweeper" }, [analysisStep(deps), plannerStep(deps)]);
 }

@@ -7,6 +7,7 @@ import type { GiteaIngressConfig } from "./config/gitea.config.ts";
 import { createIntakeHandler } from "./intake/intake.handler.ts";
 import type { IntakeDeps, SessionInterrupter } from "./intake/intake-deps.ts";
 import { failOrphanedRuns } from "./intake/running-recovery.ts";
+import { startIntakeSweep } from "./sweep/intake-sweep.ts";
 import { coalescedDispatch } from "./store/coalesced-dispatch.ts";
 import { createCommandAcceptor } from "./store/command-acceptor.ts";
 import { createCommandInbox } from "./store/command-inbox.ts";
@@ -106,6 +107,18 @@ export function giteaFrontDoor(
             run: async () => void (await inbox.drain()),
           }),
           inbox.idle,
+        );
+      if (takesJobs)
+        stops.push(
+          startIntakeSweep({
+            prisma: ctx.db.prisma,
+            queues: ctx.queues,
+            dispatcher: ctx.dispatcher,
+            transition: deps.transition,
+            logger,
+            ...config.sweep,
+            intake: deps,
+          }),
         );
       stops.push(
         startPeriodicTask({

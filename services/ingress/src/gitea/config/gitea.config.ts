@@ -8,6 +8,7 @@ import {
   loadConfig,
   type ConfigOf,
 } from "@ratatoskr/runtime";
+import { STEP_SWEEP_CONFIG_SCHEMA } from "@ratatoskr/pipeline";
 
 export const GITEA_INGRESS_CONFIG_SCHEMA = {
   gitea: {
@@ -63,6 +64,7 @@ export const GITEA_INGRESS_CONFIG_SCHEMA = {
       description: "Plan ⇄ plan-review rounds of /agent plan",
     }),
   },
+  sweep: STEP_SWEEP_CONFIG_SCHEMA,
 };
 
 type Raw = ConfigOf<typeof GITEA_INGRESS_CONFIG_SCHEMA>["gitea"];
@@ -71,6 +73,7 @@ export type GiteaIngressConfig =
   | { enabled: false }
   | (Omit<Raw, "url" | "token" | "webhookSecret" | "repos"> & {
       enabled: true;
+      sweep: ConfigOf<typeof GITEA_INGRESS_CONFIG_SCHEMA>["sweep"];
       url: string;
       token: string;
       webhookSecret: string;
@@ -79,7 +82,7 @@ export type GiteaIngressConfig =
 
 /** The Gitea front door is on when GITEA_URL and GITEA_WEBHOOK_SECRET are set; then the token is required. */
 export function loadGiteaIngressConfig(env: NodeJS.ProcessEnv): GiteaIngressConfig {
-  const { gitea } = loadConfig(GITEA_INGRESS_CONFIG_SCHEMA, env);
+  const { gitea, sweep } = loadConfig(GITEA_INGRESS_CONFIG_SCHEMA, env);
   if (!gitea.url || !gitea.webhookSecret) return { enabled: false };
   if (!gitea.token)
     throw new ConfigError([{ name: "GITEA_TOKEN", message: "is required when GITEA_URL is set" }]);
@@ -95,6 +98,7 @@ export function loadGiteaIngressConfig(env: NodeJS.ProcessEnv): GiteaIngressConf
   return {
     ...gitea,
     enabled: true,
+    sweep,
     url: gitea.url,
     token: gitea.token,
     webhookSecret: gitea.webhookSecret,
