@@ -12,7 +12,7 @@ let h: GiteaHarness;
 const GRACE_MS = 500;
 
 beforeAll(async () => {
-  h = await GiteaHarness.start({ PIPELINE_SWEEP_INTERVAL_MS: "200", PIPELINE_SWEEP_GRACE_MS: String(GRACE_MS) });
+  h = await GiteaHarness.start({ PIPELINE_SWEEP_INTERVAL_MS: "200", PIPELINE_SWEEP_GRACE_MS: String(GRACE_MS), GITEA_STATUS_REFRESH_MS: "300" });
 });
 afterAll(async () => {
   await h?.stop();
@@ -90,5 +90,18 @@ describe("the intake sweep", () => {
     await h.waitForStatus(second.id, "running");
     expect(Date.now() - stalledAt).toBeGreaterThanOrEqual(GRACE_MS - 100);
     await h.transition(second.id, { type: "run.succeeded" });
+  });
+});
+
+describe("the status comment", () => {
+  it("is brought up to date when the update of a change was lost with Redis", async () => {
+    const n = h.gitea.addIssue(REPO, "Update lost").number!;
+    const task = await h.command(n, "/agent plan");
+    await h.waitForStatusComment(n, task.id, "▶️ running");
+    // Cancelled with no follow-up at all: as if its notify job was lost.
+    await h.prisma.task.update({ where: { id: task.id }, data: { status: "cancelled", failureReason: "cancelled by @bob", version: { increment: 1 } } });
+    await h.waitForStatusComment(n, task.id, "⏹️ cancelled", "cancelled by @bob");
+    const shown = await h.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
+    expect(shown.statusCommentVersion).toBe(shown.version);
   });
 });

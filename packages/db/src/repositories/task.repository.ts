@@ -195,7 +195,34 @@ export class TaskRepository {
   setStatusComment(id: number, statusCommentId: number | bigint): Promise<Task> {
     return this.db.task.update({ where: { id }, data: { statusCommentId } });
   }
+
+  /** The status comment now shows the task at `version` (never moved back; `updated_at` untouched). */
+  async markStatusCommentShown(id: number, version: number): Promise<void> {
+    if (this.pool) await this.pool.query({ name: "rt-status-comment-shown", text: MARK_STATUS_COMMENT_SHOWN, values: [id, version] });
+    else await this.db.$executeRawUnsafe(MARK_STATUS_COMMENT_SHOWN, id, version);
+  }
+
+  /**
+   * Gitea commands whose status comment shows an older version than the task's, changed between
+   * `changedAfter` and `changedBefore` (their update was lost with Redis, or is on its way), not
+   * running (the running ones are refreshed anyway), oldest first.
+   */
+  async listLaggingStatusComments(changedAfter: Date, changedBefore: Date, limit: number): Promise<number[]> {
+    const values = [changedAfter.toISOString(), changedBefore.toISOString(), limit];
+    const rows = this.pool
+      ? (await this.pool.query<{ id: number }>({ name: "rt-lagging-status-comments", text: LAGGING_STATUS_COMMENTS, values })).rows
+      : await this.db.$queryRawUnsafe<Array<{ id: number }>>(LAGGING_STATUS_COMMENTS, ...values);
+    return rows.map((row) => Number(row.id));
+  }
 }
+
+const MARK_STATUS_COMMENT_SHOWN = `UPDATE tasks SET status_comment_version = $2
+  WHERE id = $1 AND (status_comment_version IS NULL OR status_comment_version < $2)`;
+
+const LAGGING_STATUS_COMMENTS = `SELECT id FROM tasks
+  WHERE source = 'gitea' AND status <> 'running' AND status_comment_version IS DISTINCT FROM version
+    AND updated_at > $1::timestamp AND updated_at < $2::timestamp
+  ORDER BY id LIMIT $3`;
 
 /** An event type and the legacy names that mean it. */
 const namesOf = (type: TaskEventType): string[] => [type, ...Object.keys(LEGACY_EVENT_TYPES).filter((legacy) => LEGACY_EVENT_TYPES[legacy] === type)];

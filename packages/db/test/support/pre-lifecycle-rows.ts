@@ -232,8 +232,10 @@ export const UPGRADE_CASES: UpgradeCase[] = [
 export async function writeOldRows(prisma: PrismaClient, c: UpgradeCase): Promise<number> {
   const initial = c.door === "telegram" ? "draft" : "received";
   const status = c.history.at(-1)?.to ?? initial;
+  // Only what the old release had: today's client would read back columns added since.
   const task = await prisma.task.create({
     data: { maxTurns: 0, maxRounds: 3, ...c.row, source: c.door, status, version: c.history.length } as Prisma.TaskUncheckedCreateInput,
+    select: { id: true, chatId: true },
   });
   let from = initial;
   for (const [index, step] of c.history.entries()) {

@@ -16,7 +16,7 @@ export const GITEA_STATUS_CONFIG_SCHEMA = {
     refreshMs: envDurationMs("GITEA_STATUS_REFRESH_MS", {
       default: 30_000,
       description:
-        "How often the status comment of a running Gitea command is brought up to date (elapsed time, tokens, cost); 0 turns it off",
+        "How often the status comment of a running Gitea command is brought up to date (elapsed time, tokens, cost), and one that lags its command (its update lost with Redis); 0 turns it off",
     }),
   },
 };

@@ -93,6 +93,7 @@ async function reconcileLocked(deps: StatusCommentDeps, taskId: number): Promise
   const where = { owner: task.repoOwner ?? "", repo: task.repoName ?? "" };
   const number = task.targetNumber ?? 0;
   const result = await reconcileStatus(deps, task, where, number);
+  await deps.repos.tasks.markStatusCommentShown(taskId, task.version);
   // After the status comment, so a reply reads below the status it explains.
   await postPendingReplies({ prisma: deps.db.prisma, gitea: deps.gitea }, taskId, where, number);
   return result;

@@ -92,3 +92,13 @@ export async function runningCommands(pool: Database["pool"]): Promise<number> {
   });
   return rows[0]?.n ?? 0;
 }
+
+/** Whether no command of the issue/PR has changed (joined, started, ended …) since `since`. */
+export async function lineStillSince(pool: Database["pool"], targetKey: string, since: Date): Promise<boolean> {
+  const { rows } = await pool.query<{ still: boolean }>({
+    name: "rt-gitea-line-still",
+    text: "SELECT coalesce(max(updated_at) < $2::timestamp, true) AS still FROM tasks WHERE target_key = $1",
+    values: [targetKey, since.toISOString()],
+  });
+  return rows[0]?.still ?? true;
+}

@@ -3,7 +3,7 @@ import { listAwaitingAuthorization, listAwaitingDevOrReview, type FollowUpDispat
 import { jobEndReason, readJobEnd, reportUnlessMovedOn, startStepSweeper, type SweptStep, type TransitionFn } from "@ratatoskr/pipeline";
 import { startPeriodicTask, type Logger, type QueueSet } from "@ratatoskr/runtime";
 import type { IntakeDeps } from "../intake/intake-deps.ts";
-import { runningCommands, startableHead, waitingLines } from "../intake/target-line.ts";
+import { lineStillSince, runningCommands, startableHead, waitingLines } from "../intake/target-line.ts";
 
 export interface IntakeSweepDeps {
   prisma: PrismaClient;
@@ -65,21 +65,19 @@ export function publishStep(deps: Pick<IntakeSweepDeps, "prisma" | "queues" | "t
 }
 
 /**
- * The line pass: a command whose turn it has been for longer than the grace period, with a free
- * slot, never started because the dispatch that should have started it was lost (Redis wiped,
- * its job given up while Postgres was away). Its line is dispatched again; nothing else is.
+ * The line pass: a command whose turn it is, with a free slot, in a line where nothing has changed
+ * for the grace period, was never started because the dispatch that should have started it was
+ * lost (Redis wiped, its job given up while Postgres was away). Its line is dispatched again.
  */
 export async function dispatchStalledLines(
-  deps: Pick<IntakeDeps, "db" | "repos" | "queues" | "maxRunning" | "logger">,
+  deps: Pick<IntakeDeps, "db" | "queues" | "maxRunning" | "logger">,
   { graceMs, now = Date.now(), bucket }: { graceMs: number; now?: number; bucket: number },
 ): Promise<string[]> {
   if ((await runningCommands(deps.db.pool)) >= deps.maxRunning) return [];
   const stalled: string[] = [];
   for (const key of await waitingLines(deps.db.pool, 50)) {
     const headId = await startableHead(deps.db.pool, key);
-    if (headId === undefined) continue;
-    const head = await deps.repos.tasks.findById(headId);
-    if (!head || now - head.updatedAt.getTime() < graceMs) continue;
+    if (headId === undefined || !(await lineStillSince(deps.db.pool, key, new Date(now - graceMs)))) continue;
     deps.logger.warn({ taskId: headId, targetKey: key }, "a waiting command's turn came and nothing started it; its line is dispatched again");
     await deps.queues.enqueue({ queue: "intake", data: { v: 1, kind: "dispatch-next", targetKey: key }, jobId: `${headId}-dispatch-swept-${bucket}` });
     stalled.push(key);
@@ -88,7 +86,7 @@ export async function dispatchStalledLines(
 }
 
 /** The intake's sweeps, where intake jobs are taken: the two steps, and the line pass. Returns the stop. */
-export function startIntakeSweep(deps: IntakeSweepDeps & { intake: Pick<IntakeDeps, "db" | "repos" | "queues" | "maxRunning" | "logger"> }): () => Promise<void> {
+export function startIntakeSweep(deps: IntakeSweepDeps & { intake: Pick<IntakeDeps, "db" | "queues" | "maxRunning" | "logger"> }): () => Promise<void> {
   const stopSteps = startStepSweeper({ ...deps, name: "intake-sweeper" }, [authorizationStep(deps), publishStep(deps)]);
   const stopLines = startPeriodicTask({
     name: "gitea-line-pass",
