@@ -1,4 +1,4 @@
-import type { RoundContext, Trial } from "../trial.ts";
+import { until, type RoundContext, type Trial } from "../trial.ts";
 import type { ServiceName, World } from "../world.ts";
 import { startCommandProbe } from "./command-probe.ts";
 import { afterMessage, afterPullRequest, afterPush, devMidRun, runFinished } from "./moments.ts";
@@ -81,8 +81,57 @@ function pipelineTrial(spec: PipelineTrialSpec): Trial {
   };
 }
 
+/**
+ * The work is done while what delivers it is down: the reviewer's verdict waits (held) until
+ * ingress and the notifier are killed, then is recorded, and its delivery jobs (a command's
+ * publish, the messages and status comments) wait in Redis for them; Redis is wiped, and they
+ * start again. Only Postgres knows what is left to deliver: the sweeps must find it, once.
+ */
+function redisWipedBeforeDelivery(): Trial {
+  return {
+    name: "redis-wiped-before-delivery",
+    fault: "work done, ingress and notifier down, FLUSHALL",
+    world: { pipeline: true },
+    // The sweeps' grace (30 s) and the notifier's unqueued-message pass (60 s) come first.
+    answerDeadlineMs: 180_000,
+    settleMs: 8_000,
+    async round(ctx) {
+      const armed: Array<{ moment: Moment; task: () => Promise<{ id: number } | null> }> = [];
+      const arm: Arm = async (target, c) => {
+        const result = await runFinished("reviewer")(target, c);
+        if (result.moment) {
+          armed.push({ moment: result.moment, task: target.task });
+          result.moment.reached.catch(() => undefined);
+        }
+        return result;
+      };
+      try {
+        const probes = await Promise.all(BOTH.map((door) => START[door](ctx, "success", arm)));
+        await Promise.all(armed.map((a) => a.moment.reached));
+        await Promise.all([ctx.world.kill("ingress"), ctx.world.kill("notifier")]);
+        const releasedAt = new Date();
+        await Promise.all(armed.map((a) => a.moment.release()));
+        const taskIds = (await Promise.all(armed.map((a) => a.task()))).map((t) => t!.id);
+        // Every verdict recorded and its follow-ups put on their queues, where nobody takes them.
+        await until("the verdicts' delivery jobs wait in Redis", async () => {
+          const queued = await ctx.world.db.prisma.followUp.findMany({
+            where: { taskId: { in: taskIds }, createdAt: { gte: releasedAt }, queue: { in: ["intake", "notify"] } },
+          });
+          return taskIds.every((id) => queued.some((f) => f.taskId === id)) && queued.every((f) => f.dispatchedAt !== null);
+        });
+        await ctx.world.redis.wipe();
+        await Promise.all([ctx.world.start("ingress"), ctx.world.start("notifier")]);
+        return { probes, healedAt: Date.now() };
+      } finally {
+        await Promise.allSettled(armed.map((a) => a.moment.release()));
+      }
+    },
+  };
+}
+
 /** Trials on the pipeline after approval, on both doors, each kill right after an outside effect. */
 export const PIPELINE_TRIALS: Trial[] = [
+  redisWipedBeforeDelivery(),
   pipelineTrial({
     name: "dev-killed-after-push",
     fault: "kill -9 dev once its push reached the remote",

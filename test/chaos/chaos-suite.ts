@@ -13,7 +13,7 @@ import type { Shared } from "../../chaos/world.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 
-/** CI's round: every dialogue trial, and the two pipeline trials that kill after an outside effect. */
+/** CI's round: every dialogue trial, two pipeline trials that kill after an outside effect, and the delivery wipe. */
 export const CI_GROUPS = {
   kills: {
     title: "chaos: services killed, Redis wiped or restarted",
@@ -24,8 +24,8 @@ export const CI_GROUPS = {
     names: ["postgres-stopped", "telegram-slow", "telegram-reset", "updates-replayed", "webhook-duplicate"],
   },
   pipeline: {
-    title: "chaos: the pipeline killed right after an outside effect",
-    names: ["dev-killed-after-push", "reviewer-killed-after-run"],
+    title: "chaos: the pipeline killed right after an outside effect, or its deliveries wiped from Redis",
+    names: ["dev-killed-after-push", "reviewer-killed-after-run", "redis-wiped-before-delivery"],
   },
 } as const;
 
