@@ -21,7 +21,7 @@ afterAll(async () => {
 const longAgo = () => new Date(Date.now() - 60_000);
 
 /** A command stored and announced as the drain does it, whose route job Redis then lost. */
-async function commandWithLostRouteJob(number: number, commentId: number) {
+async function commandWithLostRouteJob(number: number, commentId: number, askedAt = longAgo()) {
   const task = await h.prisma.task.create({
     data: {
       source: "gitea",
@@ -39,7 +39,7 @@ async function commandWithLostRouteJob(number: number, commentId: number) {
     },
   });
   await h.prisma.followUp.create({
-    data: { taskId: task.id, queue: "intake", jobId: `${task.id}-route-0`, data: { v: 1, kind: "route-command", taskId: task.id }, createdAt: longAgo(), dispatchedAt: longAgo() },
+    data: { taskId: task.id, queue: "intake", jobId: `${task.id}-route-0`, data: { v: 1, kind: "route-command", taskId: task.id }, createdAt: askedAt, dispatchedAt: askedAt },
   });
   return task;
 }
@@ -55,7 +55,7 @@ describe("the intake sweep", () => {
   it("turns away a command whose route job ended without routing it, saying how", async () => {
     const n = h.gitea.addIssue(REPO, "Route died").number!;
     const task = await commandWithLostRouteJob(n, 800_002);
-    const step = authorizationStep({ prisma: h.prisma, queues: h.host.context.queues, transition: h.host.context.transition });
+    const step = authorizationStep({ prisma: h.prisma, queues: h.host.context.queues, transition: h.host.context.transition, graceMs: 0 });
     // As BullMQ shows a job whose worker died too often: failed, with no answer from the handler.
     const result = await sweepStep(
       { dispatcher: h.host.context.dispatcher, logger: h.host.context.logger, graceMs: 0 },
@@ -64,6 +64,15 @@ describe("the intake sweep", () => {
     expect(result.released).toBe(1);
     const rejected = await h.waitForStatus(task.id, "rejected");
     expect(rejected.failureReason).toBe("the authorization ended without reporting back; post the command again");
+  });
+
+  it("leaves a burst's young commands to the workers: they are not even looked at", async () => {
+    const n = h.gitea.addIssue(REPO, "Young").number!;
+    const task = await commandWithLostRouteJob(n, 800_003, new Date());
+    const step = authorizationStep({ prisma: h.prisma, queues: h.host.context.queues, transition: h.host.context.transition, graceMs: 30_000 });
+    expect((await step.waiting()).map((s) => s.taskId)).not.toContain(task.id);
+    await h.waitForStatus(task.id, "running");
+    await h.transition(task.id, { type: "run.succeeded" });
   });
 
   it("publishes a finished command whose publish job Redis lost", async () => {

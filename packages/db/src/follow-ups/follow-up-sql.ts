@@ -36,7 +36,9 @@ const newestFollowUp = (taskWhere: string) => `SELECT f.*, t.version AS awaited_
 
 const AWAITING_ANALYSIS = newestFollowUp(`t.status = 'collecting' AND t.analysing`);
 const AWAITING_DEV_OR_REVIEW = newestFollowUp(`t.status IN ('approved', 'running')`);
-const AWAITING_AUTHORIZATION = newestFollowUp(`t.source = 'gitea' AND t.status = 'received'`);
+/** $2, $3: only route jobs asked for by then (a burst's young backlog is no one's to judge), at most so many. */
+const AWAITING_AUTHORIZATION = `${newestFollowUp(`t.source = 'gitea' AND t.status = 'received' AND f.created_at <= $2::timestamp`)}
+  LIMIT $3`;
 /** $2: only failures with a postmortem asked since then; $3: the templates that answer one. */
 const AWAITING_POSTMORTEM = newestFollowUp(`t.status IN ('failed', 'timeout')
     AND EXISTS (SELECT 1 FROM follow_ups p WHERE p.task_id = t.id AND p.queue = ANY($1::text[]) AND p.created_at >= $2::timestamp)
@@ -75,9 +77,12 @@ export async function listAwaitingDevOrReview(prisma: PrismaClient): Promise<Awa
   return awaited(prisma, "rt-awaiting-dev-review", AWAITING_DEV_OR_REVIEW, [[QUEUE.dev, QUEUE.review, QUEUE.analyst, QUEUE.intake]]);
 }
 
-/** Gitea commands not yet authorized (`received`), with their newest intake follow-up: the route job. */
-export async function listAwaitingAuthorization(prisma: PrismaClient): Promise<AwaitedFollowUp[]> {
-  return awaited(prisma, "rt-awaiting-authorization", AWAITING_AUTHORIZATION, [[QUEUE.intake]]);
+/**
+ * Gitea commands not yet authorized (`received`) whose route job (their newest intake follow-up)
+ * was asked for at or before `askedBy`, the oldest `limit`.
+ */
+export async function listAwaitingAuthorization(prisma: PrismaClient, askedBy: Date, limit: number): Promise<AwaitedFollowUp[]> {
+  return awaited(prisma, "rt-awaiting-authorization", AWAITING_AUTHORIZATION, [[QUEUE.intake], askedBy.toISOString(), limit]);
 }
 
 /**

@@ -16,6 +16,9 @@ export interface IntakeSweepDeps {
   graceMs: number;
 }
 
+/** Commands judged per pass at most: each costs a look at Redis. */
+const SWEPT_PER_PASS = 100;
+
 const intakeJobState = (queues: QueueSet) => (jobId: string) => queues.queues[QUEUE.intake].getJobState(jobId);
 
 /**
@@ -23,10 +26,11 @@ const intakeJobState = (queues: QueueSet) => (jobId: string) => queues.queues[QU
  * one that ended without routing it (its worker died again and again) turns the command away
  * saying so, rather than leaving it, and every command behind it in its line, waiting for ever.
  */
-export function authorizationStep(deps: Pick<IntakeSweepDeps, "prisma" | "queues" | "transition">): SweptStep {
+export function authorizationStep(deps: Pick<IntakeSweepDeps, "prisma" | "queues" | "transition" | "graceMs">): SweptStep {
   return {
     name: "authorization",
-    waiting: () => listAwaitingAuthorization(deps.prisma),
+    // Only those the sweep may judge: a burst's backlog of young commands is left to the workers.
+    waiting: () => listAwaitingAuthorization(deps.prisma, new Date(Date.now() - deps.graceMs), SWEPT_PER_PASS),
     jobState: intakeJobState(deps.queues),
     async release(step, state, logger) {
       const end = await readJobEnd(deps.queues.queues[QUEUE.intake], step.followUp.jobId, state);
