@@ -22,22 +22,7 @@ const longAgo = () => new Date(Date.now() - 60_000);
 
 /** A command stored and announced as the drain does it, whose route job Redis then lost. */
 async function commandWithLostRouteJob(number: number, commentId: number, askedAt = longAgo()) {
-  const task = await h.prisma.task.create({
-    data: {
-      source: "gitea",
-      status: "received",
-      repoOwner: "acme",
-      repoName: "web",
-      targetType: "issue",
-      targetNumber: number,
-      targetKey: `${REPO}#${number}`,
-      commandKind: "plan",
-      requesterLogin: "alice",
-      commentId: BigInt(commentId),
-      maxTurns: 0,
-      maxRounds: 3,
-    },
-  });
+  const task = await h.storedCommand(number, commentId);
   await h.prisma.followUp.create({
     data: { taskId: task.id, queue: "intake", jobId: `${task.id}-route-0`, data: { v: 1, kind: "route-command", taskId: task.id }, createdAt: askedAt, dispatchedAt: askedAt },
   });

@@ -18,26 +18,6 @@ afterAll(async () => {
   await h?.stop();
 });
 
-/** A command stored as the drain stores it, with no route job: only the handler below routes it. */
-async function storedCommand(number: number, commentId: number) {
-  return h.prisma.task.create({
-    data: {
-      source: "gitea",
-      status: "received",
-      repoOwner: "acme",
-      repoName: "web",
-      targetType: "issue",
-      targetNumber: number,
-      targetKey: `${REPO}#${number}`,
-      commandKind: "plan",
-      requesterLogin: "alice",
-      commentId: BigInt(commentId),
-      maxTurns: 0,
-      maxRounds: 3,
-    },
-  });
-}
-
 /** The intake handler over a Gitea that refuses connections, one try per call. */
 function handlerOverDeadGitea() {
   const ctx = h.host.context;
@@ -60,7 +40,7 @@ const attempt = (attemptsMade: number) => ({ job: { attemptsMade, opts: { attemp
 describe("a Gitea command whose authorization Gitea never answers", () => {
   it("stays received while attempts are left, and is turned away saying why on the last", async () => {
     const n = h.gitea.addIssue(REPO, "Gitea away").number!;
-    const task = await storedCommand(n, 900_001);
+    const task = await h.storedCommand(n, 900_001);
     const route = handlerOverDeadGitea();
     await expect(route({ v: 1, kind: "route-command", taskId: task.id }, attempt(0))).rejects.toThrow(/could not be reached/);
     expect((await h.prisma.task.findUniqueOrThrow({ where: { id: task.id } })).status).toBe("received");

@@ -77,6 +77,30 @@ export class GiteaHarness {
     }, WAIT);
   }
 
+  /**
+   * A `/agent plan` by alice on issue `number`, stored as the drain stores it (`received`) but
+   * with no route job: what routes it is up to the test.
+   */
+  storedCommand(number: number, commentId: number): Promise<Task> {
+    const [repoOwner, repoName] = REPO.split("/");
+    return this.prisma.task.create({
+      data: {
+        source: "gitea",
+        status: "received",
+        repoOwner,
+        repoName,
+        targetType: "issue",
+        targetNumber: number,
+        targetKey: `${REPO}#${number}`,
+        commandKind: "plan",
+        requesterLogin: "alice",
+        commentId: BigInt(commentId),
+        maxTurns: 0,
+        maxRounds: 3,
+      },
+    });
+  }
+
   /** Comments `body` as `author`; returns the command's task once stored. */
   async command(number: number, body: string, author = "alice"): Promise<Task> {
     const { comment, deliveries } = await this.gitea.comment(REPO, number, author, body);
